@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Build a kernel: Kconfig fragments from configs/ merged onto allnoconfig,
+# compiled through ccache into one object directory per
+# (version, arch, variant, config).
+#
+# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf] scripts/build.sh
+# output: build/<version>/obj/<name>/{<image>,modules/}
+
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf] $0" >&2; exit 2; }
+load_params
+KVER=$(kernel_version)
+SRC=$(src_dir "$VARIANT")
+OBJ=$(obj_dir)
+LOG_TAG="$ARCH $KVER $VARIANT"
+[ "$BH_LOCK" = 1 ] && LOG_TAG="$LOG_TAG bh-lock"
+[ -f "$SRC/Makefile" ] || die "no source tree at $SRC (run scripts/tree.sh $VARIANT)"
+
+fragments() {
+	echo "$TOP/configs/rt.config"
+	echo "$TOP/configs/$ARCH.config"
+	[ "$CFG" = debug ] && echo "$TOP/configs/debug.config"
+	[ "$BH_LOCK" = 1 ] && echo "$TOP/configs/bh-lock.config"
+	return 0
+}
+
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+export CCACHE_BASEDIR=$BUILD
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+export KBUILD_BUILD_TIMESTAMP="1970-01-01"
+export KBUILD_BUILD_USER=softirq-rt
+export KBUILD_BUILD_HOST=qemu
+MAKEARGS=(-C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
+	CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
+
+configure() {
+	local stamp
+	stamp=$(cat $(fragments) | sha256sum | cut -c1-16)
+	if [ -f "$OBJ/.config" ] && [ "$(cat "$OBJ/.softirq-rt-config" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	mkdir -p "$OBJ"
+	log "configuring: allnoconfig + $(fragments | xargs -n1 basename | tr '\n' ' ')"
+	(cd "$SRC" && ARCH=$KARCH CROSS_COMPILE=$CROSS_COMPILE \
+		scripts/kconfig/merge_config.sh -n -O "$OBJ" $(fragments)) >"$OBJ/config.log" 2>&1 ||
+		die "kconfig failed, see $OBJ/config.log"
+	check_config
+	echo "$stamp" >"$OBJ/.softirq-rt-config"
+}
+
+# Options the guests rely on: a missing one is a broken fragment, not
+# something to discover at boot.
+check_config() {
+	local sym want=(PREEMPT_RT SMP HOTPLUG_CPU BLK_DEV_INITRD MODULES NET INET
+		DEBUG_FS TRACING KUNIT)
+	[ "$CFG" = debug ] && want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
+	[ "$BH_LOCK" = 1 ] && want+=(PREEMPT_RT_NEEDS_BH_LOCK)
+	for sym in "${want[@]}"; do
+		grep -q "^CONFIG_$sym=y" "$OBJ/.config" ||
+			die "CONFIG_$sym is not set after merging the fragments (see $OBJ/config.log)"
+	done
+	if [ "$BH_LOCK" = 0 ] && grep -q '^CONFIG_PREEMPT_RT_NEEDS_BH_LOCK=y' "$OBJ/.config"; then
+		die "CONFIG_PREEMPT_RT_NEEDS_BH_LOCK is set without BH_LOCK=1"
+	fi
+}
+
+# Print a progress line every 250 compiled objects; the full log is kept.
+compile() {
+	local total n=0 start=$SECONDS
+	total=$(cat "$OBJ/.softirq-rt-objects" 2>/dev/null || echo "?")
+	log "compiling (log: $OBJ/build.log)"
+	set +e
+	make "${MAKEARGS[@]}" all 2>&1 | tee "$OBJ/build.log" |
+		while IFS= read -r line; do
+			case $line in
+			"  CC "*)
+				n=$((n + 1))
+				[ $((n % 250)) -eq 0 ] && log "$n/$total objects"
+				;;
+			esac
+		done
+	local rc=${PIPESTATUS[0]}
+	set -e
+	if [ "$rc" -ne 0 ]; then
+		grep -E 'error|Error' "$OBJ/build.log" | head -n 20 >&2
+		die "build failed, see $OBJ/build.log"
+	fi
+	n=$(grep -c '^  CC ' "$OBJ/build.log" || true)
+	[ "$n" -gt 1000 ] && echo "$n" >"$OBJ/.softirq-rt-objects"
+	log "built in $((SECONDS - start)) s ($n objects compiled)"
+}
+
+install_modules() {
+	rm -rf "$OBJ/modules"
+	make "${MAKEARGS[@]}" INSTALL_MOD_PATH="$OBJ/modules" INSTALL_MOD_STRIP=1 \
+		DEPMOD=true modules_install >"$OBJ/modules.log" 2>&1 ||
+		die "modules_install failed, see $OBJ/modules.log"
+}
+
+configure
+compile
+install_modules
+[ -f "$OBJ/$KIMAGE" ] || die "no $KIMAGE after the build"
+log "image: $OBJ/$KIMAGE"

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The test job: apply the series with zero fuzz, checkpatch it, then for each
+# configuration build the kernel, boot it under QEMU and run the smoke suite,
+# the softirq kselftests and the KUnit suites in the guest; scan every log.
+# Ends with 'N passed, N failed'.
+#
+# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BASELINE=1] [BH_LOCK=1] scripts/check.sh
+#   without ARCH/BH_LOCK: x86_64, arm64 and x86_64 with BH_LOCK=1
+# output: build/check/<run>/results (one 'pass|fail|skip name' per line)
+
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 0 ] || { echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BASELINE=1] [BH_LOCK=1] $0" >&2; exit 2; }
+
+# Validate what the user gave before spending minutes on anything.
+[ -z "${ARCH:-}" ] || check_value ARCH "$ARCH" "$VALID_ARCH"
+[ -z "${BH_LOCK:-}" ] || check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
+check_value KERNEL "${KERNEL:-7.3}" "$VALID_KERNEL"
+check_value BASELINE "${BASELINE:-0}" "$VALID_BOOL"
+
+if [ -n "${ARCH:-}" ] || [ -n "${BH_LOCK:-}" ]; then
+	MATRIX=("${ARCH:-$(host_arch)}:${BH_LOCK:-0}")
+else
+	MATRIX=(x86_64:0 arm64:0 x86_64:1)
+fi
+VARIANT_NAME=patched
+[ "${BASELINE:-0}" = 1 ] && VARIANT_NAME=baseline
+
+RESULTS=$BUILD/check/results
+mkdir -p "$BUILD/check"
+: >"$RESULTS"
+START=$SECONDS
+
+record() { # record pass|fail NAME
+	echo "$1 $2" >>"$RESULTS"
+	[ "$1" = pass ] || log "FAIL $2"
+}
+
+step() { # step NAME command...: run a stage, record its outcome
+	local name=$1
+	shift
+	if "$@"; then
+		record pass "$name"
+	else
+		record fail "$name"
+		return 1
+	fi
+}
+
+checkpatch() {
+	local src p rc=0
+	src=$(src_dir patched)
+	while read -r p; do
+		if "$src/scripts/checkpatch.pl" --strict -q --no-summary "$TOP/$p" >"$BUILD/check/checkpatch.out" 2>&1; then
+			record pass "checkpatch.${p#patches/}"
+		else
+			sed 's/^/  /' "$BUILD/check/checkpatch.out"
+			record fail "checkpatch.${p#patches/}"
+			rc=1
+		fi
+	done < <(series_patches)
+	return $rc
+}
+
+GUEST_JOB=$BUILD/check/guest-job.sh
+cat >"$GUEST_JOB" <<'JOB'
+#!/bin/sh
+# make check, inside the guest
+export KTAP_TIMEOUT=600
+ktap-run /bin/smoke.sh /selftests/softirq/softirq_kunit.sh \
+	/selftests/softirq/softirq_attribution
+JOB
+
+run_config() { # ARCH:BH_LOCK
+	local arch=${1%:*} bh=${1#*:} name
+	name=$arch-$VARIANT_NAME
+	[ "$bh" = 1 ] && name=$name-bhlock
+	export ARCH=$arch BH_LOCK=$bh CFG=debug
+	log "== $name"
+	step "$name.build" "$TOP/scripts/build.sh" || return 0
+	step "$name.initramfs" "$TOP/scripts/initramfs.sh" || return 0
+	TIMEOUT=${CHECK_TIMEOUT:-900} TAG=check-$name "$TOP/scripts/qemu.sh" "$GUEST_JOB" || true
+	[ -f "$BUILD/runs/check-$name/results" ] &&
+		sed "s/ check-$name\./ $name./" "$BUILD/runs/check-$name/results" >>"$RESULTS"
+	return 0
+}
+
+step setup "$TOP/scripts/setup.sh" || true
+step kernel-src "$TOP/scripts/kernel-src.sh"
+step "apply.$VARIANT_NAME" "$TOP/scripts/tree.sh" "$VARIANT_NAME"
+[ "$VARIANT_NAME" = patched ] && checkpatch || true
+for cfg in "${MATRIX[@]}"; do
+	run_config "$cfg"
+done
+
+pass=$(grep -c '^pass ' "$RESULTS" || true)
+fail=$(grep -c '^fail ' "$RESULTS" || true)
+skip=$(grep -c '^skip ' "$RESULTS" || true)
+echo
+grep '^fail ' "$RESULTS" | sed 's/^fail /FAILED: /' || true
+log "results: $RESULTS ($((SECONDS - START)) s)"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

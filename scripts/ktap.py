@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Parse a guest serial log: KTAP results and kernel splats.
+
+usage: ktap.py [--prefix P] [--results FILE] LOG
+       ktap.py --selftest
+
+Prints one line per failed case and per splat, then a summary line
+'<prefix>: N passed, N failed, N skipped, N splats'. Exits 0 when nothing
+failed and the log is clean, 1 otherwise. With --results, appends
+'pass|fail|skip <prefix>.<case>' lines to FILE.
+"""
+import re
+import sys
+
+RESULT = re.compile(r'^(not ok|ok) \d+ (.*?)(?:\s+#\s*(.*))?$')
+SPLATS = [
+    re.compile(p) for p in (
+        r'WARNING:', r'BUG:', r'Oops', r'Kernel panic',
+        r'INFO: possible recursive locking',
+        r'WARNING: possible circular locking',
+        r'inconsistent lock state', r'possible irq lock inversion',
+        r'suspicious RCU usage', r'Voluntary context switch within RCU',
+        r'NOHZ tick-stop error', r'rcu_preempt detected stalls',
+        r'rcu: INFO: .* detected stalls', r'blocked for more than \d+ seconds',
+        r'huh, entered softirq', r'lockdep is turned off',
+        r'DEBUG_LOCKS_WARN_ON', r'Call Trace:',
+    )
+]
+
+
+def clean(line):
+    return line.replace('\r', '').rstrip('\n')
+
+
+def parse(lines):
+    """Return (results, splats, markers) from the lines of one serial log."""
+    results, splats, markers = [], [], {}
+    in_dmesg = False
+    for raw in lines:
+        line = clean(raw)
+        # kernel messages on the console carry a timestamp prefix
+        msg = re.sub(r'^\[\s*\d+\.\d+\]\s*', '', line)
+        if line.startswith('softirq-rt: '):
+            key = line[len('softirq-rt: '):]
+            if key == 'dmesg begin':
+                in_dmesg = True
+            elif key == 'dmesg end':
+                in_dmesg = False
+            markers[key.split(' ')[0] + ' ' + (key.split(' ')[1] if ' ' in key else '')] = key
+            continue
+        if any(p.search(msg) for p in SPLATS):
+            if msg not in splats:
+                splats.append(msg)
+            continue
+        if in_dmesg:
+            continue
+        m = RESULT.match(line)
+        if not m:
+            continue
+        status, name, directive = m.group(1), m.group(2).strip(), m.group(3) or ''
+        if directive.upper().startswith('SKIP'):
+            results.append(('skip', name, directive))
+        elif status == 'ok':
+            results.append(('pass', name, directive))
+        else:
+            results.append(('fail', name, directive))
+    return results, splats, markers
+
+
+def selftest():
+    log = """\
+[    1.0] Linux version 7.3.4
+softirq-rt: guest up at 1.2 s
+TAP version 13
+1..3
+ok 1 smoke.a
+not ok 2 smoke.b # wrong
+ok 3 smoke.c # SKIP no module
+[    2.0] ------------[ cut here ]------------
+[    2.1] WARNING: CPU: 0 PID: 1 at kernel/softirq.c:1 foo
+softirq-rt: dmesg begin
+ok 9 not.a.result
+[    2.1] WARNING: CPU: 0 PID: 1 at kernel/softirq.c:1 foo
+softirq-rt: dmesg end
+"""
+    res, splats, markers = parse(log.splitlines())
+    assert [r[0] for r in res] == ['pass', 'fail', 'skip'], res
+    assert res[1][2] == 'wrong', res
+    assert len(splats) == 1 and 'WARNING' in splats[0], splats
+    assert 'guest up' in markers, markers
+    res, splats, _ = parse(['ok 1 x', 'NOHZ tick-stop error: local softirq work is pending'])
+    assert len(res) == 1 and len(splats) == 1
+    print('ktap.py selftest: ok')
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ['--selftest']:
+        return selftest()
+    prefix, resfile, args = '', None, argv[1:]
+    while len(args) > 1 and args[0].startswith('--'):
+        if args[0] == '--prefix':
+            prefix, args = args[1], args[2:]
+        elif args[0] == '--results':
+            resfile, args = args[1], args[2:]
+        else:
+            break
+    if len(args) != 1:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    with open(args[0], errors='replace') as f:
+        results, splats, _ = parse(f)
+    counts = {'pass': 0, 'fail': 0, 'skip': 0}
+    for status, name, directive in results:
+        counts[status] += 1
+        if status == 'fail':
+            print(f'{prefix}: FAIL {name}' + (f' ({directive})' if directive else ''))
+    for s in splats:
+        print(f'{prefix}: SPLAT {s}')
+    if resfile:
+        with open(resfile, 'a') as f:
+            for status, name, _ in results:
+                f.write(f'{status} {prefix}.{name}\n')
+            f.write(f'{"fail" if splats else "pass"} {prefix}.log_clean\n')
+    print(f'{prefix}: {counts["pass"]} passed, {counts["fail"]} failed, '
+          f'{counts["skip"]} skipped, {len(splats)} splats')
+    return 0 if not counts['fail'] and not splats and results else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,113 @@
+# shellcheck shell=bash
+# Common helpers for the pipeline stages. Sourced, never run.
+#
+# Inputs (environment): ARCH=x86_64|arm64, KERNEL=7.3|6.12, BASELINE=0|1,
+# BH_LOCK=0|1, CFG=debug|perf. Outputs live under $BUILD (in the checkout,
+# ignored by git); downloads and ccache under $CACHE (per user, outside it).
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD_DIR:-$TOP/build}
+CACHE=${SOFTIRQ_RT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softirq-rt}
+STAGE=${STAGE:-$(basename "$0" .sh)}
+
+VALID_ARCH="x86_64 arm64"
+VALID_KERNEL="7.3 6.12"
+VALID_BOOL="0 1"
+VALID_CFG="debug perf"
+
+die() {
+	echo "[$STAGE] error: $*" >&2
+	exit 1
+}
+
+log() {
+	echo "[$STAGE${LOG_TAG:+ $LOG_TAG}] $*"
+}
+
+# check_value NAME VALUE "valid values": fail with the list of valid ones
+check_value() {
+	local v
+	for v in $3; do
+		[ "$2" = "$v" ] && return 0
+	done
+	die "unknown $1='$2' (valid: ${3// /, })"
+}
+
+host_arch() {
+	case $(uname -m) in
+	aarch64) echo arm64 ;;
+	*) echo x86_64 ;;
+	esac
+}
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	else
+		sudo "$@"
+	fi
+}
+
+load_params() {
+	ARCH=${ARCH:-$(host_arch)}
+	KERNEL=${KERNEL:-7.3}
+	BASELINE=${BASELINE:-0}
+	BH_LOCK=${BH_LOCK:-0}
+	CFG=${CFG:-debug}
+	check_value ARCH "$ARCH" "$VALID_ARCH"
+	check_value KERNEL "$KERNEL" "$VALID_KERNEL"
+	check_value BASELINE "$BASELINE" "$VALID_BOOL"
+	check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
+	check_value CFG "$CFG" "$VALID_CFG"
+	# shellcheck source=arch/x86_64.conf
+	. "$TOP/scripts/arch/$ARCH.conf"
+	# shellcheck source=kernels/7.3.conf
+	. "$TOP/scripts/kernels/$KERNEL.conf"
+	VARIANT=patched
+	[ "$BASELINE" = 1 ] && VARIANT=baseline
+	CONFIG_NAME=$ARCH-$VARIANT-$CFG
+	[ "$BH_LOCK" = 1 ] && CONFIG_NAME=$CONFIG_NAME-bhlock
+	return 0
+}
+
+# The exact upstream version of the cached source package (e.g. 7.3.4),
+# recorded by kernel-src.
+kernel_version() {
+	local f=$CACHE/dl/$KSRC_PKG.version
+	[ -s "$f" ] || die "no source for KERNEL=$KERNEL yet (run scripts/kernel-src.sh)"
+	cat "$f"
+}
+
+kernel_tarball() {
+	echo "$CACHE/dl/$KSRC_PKG.tar.xz"
+}
+
+# Source tree for a variant: 'linux' is the developer's edit tree,
+# 'patched' the tree make check builds from patches/, 'baseline' pristine.
+src_dir() {
+	echo "$BUILD/$(kernel_version)/$1"
+}
+
+obj_dir() {
+	echo "$BUILD/$(kernel_version)/obj/$CONFIG_NAME"
+}
+
+# Fingerprint of the series as it is in the checkout.
+series_hash() {
+	(cd "$TOP" && cat series $(series_patches) 2>/dev/null) | sha256sum | cut -c1-16
+}
+
+# Patch files in series order (comments and blank lines skipped).
+series_patches() {
+	[ -f "$TOP/series" ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/series" | awk '{print "patches/" $1}'
+}
+
+# A test-only patch touches nothing but test code; the baseline kernel gets
+# these so the same tests run against the unpatched softirq code.
+is_test_patch() {
+	! grep '^diff --git a/' "$1" | awk '{print substr($3, 3)}' |
+		grep -qvE '^(lib/tests/|tools/testing/selftests/|lib/Kconfig\.debug$|MAINTAINERS$)'
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Extract a pristine kernel tree and apply series/patches/ with zero fuzz, as a
+# git repository with one commit per patch.
+#
+# usage: KERNEL=7.3 scripts/tree.sh [linux|patched|baseline]
+#   linux    the developer's edit tree (default); never overwritten unless FORCE=1
+#   patched  the tree make check builds; re-created whenever patches/ change
+#   baseline the pristine source plus the test-only patches of the series
+#            (so the tests can show what the unpatched kernel does)
+# output: build/<version>/<name>
+
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	echo "usage: KERNEL=7.3|6.12 [FORCE=1] $0 [linux|patched|baseline]" >&2
+	exit 2
+}
+[ $# -le 1 ] || usage
+NAME=${1:-linux}
+check_value tree "$NAME" "linux patched baseline"
+load_params
+KVER=$(kernel_version)
+DIR=$(src_dir "$NAME")
+LOG_TAG="$NAME $KVER"
+
+extract() {
+	local tmp=$DIR.tmp
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	log "extracting $(basename "$(kernel_tarball)")"
+	tar -xJf "$(kernel_tarball)" -C "$tmp" --strip-components=1
+	mv "$tmp" "$DIR"
+}
+
+git_tree() {
+	git -C "$DIR" -c user.name="softirq-rt" -c user.email="softirq-rt@localhost" "$@"
+}
+
+make_git() {
+	log "recording the pristine tree in git"
+	git_tree init -q
+	git_tree config core.autocrlf false
+	git_tree config gc.auto 0
+	git_tree add -A -f .
+	git_tree commit -q -m "Linux $KVER ($(cat "$CACHE/dl/$KSRC_PKG.deb-name" 2>/dev/null || echo "$KSRC_PKG"))"
+	git_tree tag pristine
+}
+
+# Apply the patches ($1: all or tests) with git am, which never applies
+# with fuzz: a hunk whose context does not match exactly fails the patch.
+apply_series() {
+	local p out n=0
+	while read -r p; do
+		[ "$1" = tests ] && ! is_test_patch "$TOP/$p" && continue
+		[ -f "$TOP/$p" ] || die "series names $p, which does not exist"
+		if ! out=$(git_tree am -q --keep-cr "$TOP/$p" 2>&1); then
+			git_tree am --abort >/dev/null 2>&1 || true
+			echo "$out" | grep -E '^(error|fatal):' | sed "s|^|[$STAGE] $p: |" >&2
+			die "$p does not apply to $KVER (hunk above)"
+		fi
+		n=$((n + 1))
+	done < <(series_patches)
+	log "applied $n patches ($1)"
+}
+
+reset_tree() {
+	git_tree am --abort >/dev/null 2>&1 || true
+	git_tree reset -q --hard pristine
+	git_tree clean -q -fdx
+}
+
+mkdir -p "$(dirname "$DIR")"
+case $NAME in
+baseline | patched)
+	set=all
+	[ "$NAME" = baseline ] && set=tests
+	stamp=$(series_hash)-$set
+	if [ -d "$DIR/.git" ] && [ "$(cat "$DIR/.git/softirq-rt-series" 2>/dev/null)" = "$stamp" ]; then
+		log "up to date with patches/ ($stamp)"
+		exit 0
+	fi
+	if [ -d "$DIR/.git" ]; then
+		reset_tree
+	else
+		[ -f "$DIR/Makefile" ] || { rm -rf "$DIR"; extract; }
+		make_git
+	fi
+	rm -f "$DIR/.git/softirq-rt-series"
+	apply_series $set
+	echo "$stamp" >"$DIR/.git/softirq-rt-series"
+	log "ready: $DIR"
+	;;
+linux)
+	if [ -d "$DIR/.git" ] && [ "${FORCE:-0}" != 1 ]; then
+		log "exists: $DIR (FORCE=1 re-creates it from patches/, dropping its commits)"
+		exit 0
+	fi
+	if [ -d "$DIR/.git" ]; then
+		reset_tree
+	else
+		rm -rf "$DIR"
+		extract
+		make_git
+	fi
+	apply_series all
+	log "ready: $DIR (edit, commit, then 'make export')"
+	;;
+esac
