@@ -37,7 +37,9 @@ MAKEARGS=(-C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
 
 configure() {
 	local stamp
-	stamp=$(cat $(fragments) | sha256sum | cut -c1-16)
+	# the fragments, and the tree's Kconfig files, which the series changes
+	stamp=$( (cat $(fragments); git -C "$SRC" rev-parse HEAD 2>/dev/null || true) |
+		sha256sum | cut -c1-16)
 	if [ -f "$OBJ/.config" ] && [ "$(cat "$OBJ/.softirq-rt-config" 2>/dev/null)" = "$stamp" ]; then
 		return 0
 	fi

@@ -36,8 +36,16 @@ git_tree() {
 	git -C "$DIR" -c user.name="softirq-rt" -c user.email="softirq-rt@localhost" "$@"
 }
 
+# Debian's linux-source ships a .gitignore which ignores everything at the
+# top level (its packaging repository layout). Files a patch adds would be
+# ignored by git in the edit tree, so restore upstream's rules.
+fix_gitignore() {
+	sed -i '/^# Debian packaging: ignore everything/,/^!\/debian\/$/d' "$DIR/.gitignore"
+}
+
 make_git() {
 	log "recording the pristine tree in git"
+	fix_gitignore
 	git_tree init -q
 	git_tree config core.autocrlf false
 	git_tree config gc.auto 0
