@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Build x86_64 after each patch of the series, with PREEMPT_RT and without,
+# and report the first patch that breaks. Also compares the !PREEMPT_RT text
+# size of kernel/softirq.o before and after the series.
+#
+# It checks out each commit of the generated tree build/<version>/patched
+# in turn (so ccache finds the objects of earlier builds of that tree) and
+# returns it to the full series at the end.
+#
+# usage: [KERNEL=7.3] [CONFIGS="rt nort"] scripts/bisect-check.sh
+# output: build/bisect/summary
+
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [CONFIGS=\"rt nort\"] $0" >&2; exit 2; }
+ARCH=x86_64
+load_params
+"$TOP/scripts/tree.sh" patched
+SRC=$(src_dir patched)
+KVER=$(kernel_version)
+OUT=$BUILD/bisect
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary
+: >"$SUMMARY"
+
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
+export KBUILD_BUILD_TIMESTAMP=1970-01-01 KBUILD_BUILD_USER=softirq-rt KBUILD_BUILD_HOST=qemu
+
+frags() { # rt|nort
+	echo "$TOP/configs/rt.config" "$TOP/configs/x86_64.config"
+	[ "$1" = nort ] && echo "$TOP/configs/nort.config"
+	return 0
+}
+
+build_at() { # commit config
+	local obj=$BUILD/$KVER/obj/x86_64-bisect-$2
+	git -C "$SRC" checkout -q "$1"
+	mkdir -p "$obj"
+	# shellcheck disable=SC2046
+	(cd "$SRC" && ARCH=x86 scripts/kconfig/merge_config.sh -n -O "$obj" $(frags "$2")) \
+		>"$obj/config.log" 2>&1 || return 1
+	if [ "$2" = nort ] && grep -q '^CONFIG_PREEMPT_RT=y' "$obj/.config"; then
+		echo "nort config has PREEMPT_RT" >&2
+		return 1
+	fi
+	make -C "$SRC" O="$obj" ARCH=x86 LOCALVERSION= CC="ccache gcc" HOSTCC="ccache gcc" \
+		-j"$(nproc)" >"$obj/build.log" 2>&1
+}
+
+softirq_text() { # config: text size of kernel/softirq.o
+	size "$BUILD/$KVER/obj/x86_64-bisect-$1/kernel/softirq.o" | awk 'NR == 2 {print $1}'
+}
+
+head=$(git -C "$SRC" rev-parse HEAD)
+trap 'git -C "$SRC" checkout -q "$head"' EXIT
+mapfile -t commits < <(git -C "$SRC" rev-list --reverse pristine..HEAD)
+first_bad=""
+for cfg in ${CONFIGS:-nort rt}; do
+	LOG_TAG=$cfg
+	start=$SECONDS
+	build_at pristine "$cfg" || die "the unpatched tree does not build ($cfg)"
+	echo "$cfg base softirq.o text $(softirq_text "$cfg")" >>"$SUMMARY"
+	for c in "${commits[@]}"; do
+		subj=$(git -C "$SRC" log -1 --format=%s "$c")
+		if build_at "$c" "$cfg"; then
+			log "ok   $subj"
+			echo "$cfg ok $subj (softirq.o text $(softirq_text "$cfg"))" >>"$SUMMARY"
+		else
+			log "FAIL $subj (log: $BUILD/$KVER/obj/x86_64-bisect-$cfg/build.log)"
+			echo "$cfg FAIL $subj" >>"$SUMMARY"
+			[ -n "$first_bad" ] || first_bad="$subj ($cfg)"
+		fi
+	done
+	log "done in $((SECONDS - start)) s"
+done
+cat "$SUMMARY"
+if [ -n "$first_bad" ]; then
+	log "first patch that breaks the build: $first_bad"
+	exit 1
+fi
+log "every patch builds on its own (${CONFIGS:-nort rt})"
