@@ -53,11 +53,20 @@ needed_libs() {
 	readelf -l "$ROOT/$1" | sed -n 's/.*Requesting program interpreter: \/\(.*\)\]/\1/p'
 }
 
-# gen_init_cpio entries for a file inside $ROOT, following symlinks.
+# gen_init_cpio entry for a file inside $ROOT. Symlinks are followed
+# inside $ROOT: an absolute link target means $ROOT/<target>, not the host's.
 root_file() {
-	local f=$1 real
-	real=$(readlink -f "$ROOT/$f")
-	echo "file /$f $real 0755 0 0"
+	local f=$1 path=$1 t n=0
+	while [ -L "$ROOT/$path" ] && [ $n -lt 16 ]; do
+		t=$(readlink "$ROOT/$path")
+		case $t in
+		/*) path=${t#/} ;;
+		*) path=$(dirname "$path")/$t ;;
+		esac
+		n=$((n + 1))
+	done
+	[ -f "$ROOT/$path" ] || die "$f: $path is not in the $DEB_ARCH userland"
+	echo "file /$f $ROOT/$path 0755 0 0"
 }
 
 dirs_of() {
