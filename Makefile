@@ -43,7 +43,7 @@ initramfs: build
 	$(S)/initramfs.sh
 
 lint-scripts:
-	shellcheck -x $(S)/*.sh $(S)/guest/init $(S)/guest/ktap-run $(S)/guest/smoke.sh .ci/run
+	shellcheck -x $(S)/*.sh $(S)/guest/* .ci/run
 	python3 $(S)/ktap.py --selftest
 
 clean:

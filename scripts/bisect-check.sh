@@ -10,6 +10,7 @@
 # usage: [KERNEL=7.3] [CONFIGS="rt nort"] scripts/bisect-check.sh
 # output: build/bisect/summary
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [CONFIGS=\"rt nort\"] $0" >&2; exit 2; }

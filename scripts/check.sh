@@ -8,6 +8,7 @@
 #   without ARCH/BH_LOCK: x86_64, arm64 and x86_64 with BH_LOCK=1
 # output: build/check/<run>/results (one 'pass|fail|skip name' per line)
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BASELINE=1] [BH_LOCK=1] $0" >&2; exit 2; }
@@ -86,9 +87,12 @@ run_config() { # ARCH:BH_LOCK
 }
 
 step setup "$TOP/scripts/setup.sh" || true
+step lint.shellcheck make -s -C "$TOP" lint-scripts || true
 step kernel-src "$TOP/scripts/kernel-src.sh"
 step "apply.$VARIANT_NAME" "$TOP/scripts/tree.sh" "$VARIANT_NAME"
-[ "$VARIANT_NAME" = patched ] && checkpatch || true
+if [ "$VARIANT_NAME" = patched ]; then
+	checkpatch || true
+fi
 for cfg in "${MATRIX[@]}"; do
 	run_config "$cfg"
 done

@@ -5,6 +5,7 @@
 #
 # usage: KERNEL=7.3 scripts/export.sh
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: KERNEL=7.3|6.12 $0" >&2; exit 2; }

@@ -8,6 +8,7 @@
 # usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=..] scripts/initramfs.sh
 # output: build/initramfs/<arch>/base.cpio, <obj>/payload.cpio
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] $0" >&2; exit 2; }

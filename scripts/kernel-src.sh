@@ -8,6 +8,7 @@
 # usage: KERNEL=7.3|6.12 scripts/kernel-src.sh
 # output: $CACHE/dl/<pkg>.tar.xz and <pkg>.version (e.g. 7.3.4)
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
@@ -23,6 +24,7 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 # The machine's archive base for a repository named $1 ('debian' or
 # 'debian-security'), as its apt configuration has it.
 archive_uri() {
+	# shellcheck disable=SC2016 # an apt format string, not a shell expansion
 	apt-get indextargets --format '$(REPO_URI)' 2>/dev/null |
 		sed 's,/*$,,' | grep -E "/$1\$" | head -n 1
 }

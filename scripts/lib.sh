@@ -61,9 +61,9 @@ load_params() {
 	check_value BASELINE "$BASELINE" "$VALID_BOOL"
 	check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
 	check_value CFG "$CFG" "$VALID_CFG"
-	# shellcheck source=arch/x86_64.conf
+	# shellcheck source=scripts/arch/x86_64.conf
 	. "$TOP/scripts/arch/$ARCH.conf"
-	# shellcheck source=kernels/7.3.conf
+	# shellcheck source=scripts/kernels/7.3.conf
 	. "$TOP/scripts/kernels/$KERNEL.conf"
 	VARIANT=patched
 	[ "$BASELINE" = 1 ] && VARIANT=baseline
@@ -96,7 +96,9 @@ obj_dir() {
 
 # Fingerprint of the series as it is in the checkout.
 series_hash() {
-	(cd "$TOP" && cat series $(series_patches) 2>/dev/null) | sha256sum | cut -c1-16
+	local files
+	mapfile -t files < <(series_patches)
+	(cd "$TOP" && cat series "${files[@]}" 2>/dev/null) | sha256sum | cut -c1-16
 }
 
 # Patch files in series order (comments and blank lines skipped).

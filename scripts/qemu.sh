@@ -7,6 +7,7 @@
 # output: build/runs/<tag>/{serial.log,results}; exit 0 only when every
 # result passed and the log is clean.
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
@@ -50,8 +51,8 @@ cat "$BUILD/initramfs/$ARCH/base.cpio" "$OBJ/payload.cpio" "$RUN/job.cpio" >"$RU
 
 LOG=$RUN/serial.log
 APPEND="console=$QEMU_CONSOLE loglevel=5 panic=-1 rcupdate.rcu_cpu_stall_suppress_at_boot=1 $QEMU_APPEND ${GUEST_APPEND:-}"
-# shellcheck disable=SC2046
-cmd=("$QEMU_BIN" "${QEMU_MACHINE[@]}" $(accel) -smp 2 -m 2048 -display none
+read -ra ACCEL <<<"$(accel)"
+cmd=("$QEMU_BIN" "${QEMU_MACHINE[@]}" "${ACCEL[@]}" -smp 2 -m 2048 -display none
 	-no-reboot -monitor none -serial "file:$LOG" -kernel "$OBJ/$KIMAGE"
 	-initrd "$RUN/initrd.cpio" -append "$APPEND")
 echo "${cmd[*]}" >"$RUN/qemu.cmd"

@@ -6,6 +6,7 @@
 # usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BASELINE=1] [BH_LOCK=1] scripts/run.sh
 # output: build/runs/run-<config>/serial.log
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BASELINE=1] [BH_LOCK=1] $0" >&2; exit 2; }

@@ -7,6 +7,7 @@
 # usage: scripts/setup.sh
 # output: $CACHE/userland/<arch>/ (a root filesystem fragment per guest arch)
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: $0" >&2; exit 2; }

@@ -9,6 +9,7 @@
 #            (so the tests can show what the unpatched kernel does)
 # output: build/<version>/<name>
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
