@@ -6,6 +6,7 @@
 # usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf] scripts/build.sh
 # output: build/<version>/obj/<name>/{<image>,modules/}
 
+# shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf] $0" >&2; exit 2; }
@@ -36,9 +37,10 @@ MAKEARGS=(-C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" LOCALV
 	CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
 
 configure() {
-	local stamp
+	local stamp frags
+	mapfile -t frags < <(fragments)
 	# the fragments, and the tree's Kconfig files, which the series changes
-	stamp=$( (cat $(fragments); git -C "$SRC" rev-parse HEAD 2>/dev/null || true) |
+	stamp=$( (cat "${frags[@]}"; git -C "$SRC" rev-parse HEAD 2>/dev/null || true) |
 		sha256sum | cut -c1-16)
 	if [ -f "$OBJ/.config" ] && [ "$(cat "$OBJ/.softirq-rt-config" 2>/dev/null)" = "$stamp" ]; then
 		return 0
@@ -46,7 +48,7 @@ configure() {
 	mkdir -p "$OBJ"
 	log "configuring: allnoconfig + $(fragments | xargs -n1 basename | tr '\n' ' ')"
 	(cd "$SRC" && ARCH=$KARCH CROSS_COMPILE=$CROSS_COMPILE \
-		scripts/kconfig/merge_config.sh -n -O "$OBJ" $(fragments)) >"$OBJ/config.log" 2>&1 ||
+		scripts/kconfig/merge_config.sh -n -O "$OBJ" "${frags[@]}") >"$OBJ/config.log" 2>&1 ||
 		die "kconfig failed, see $OBJ/config.log"
 	check_config
 	echo "$stamp" >"$OBJ/.softirq-rt-config"
