@@ -11,6 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 0 ] || { echo "usage: $0" >&2; exit 2; }
+# fail on a bad ARCH=, KERNEL=, ... before installing anything
+load_params
 
 HOST_PKGS=(gcc make flex bison bc libelf-dev libssl-dev cpio quilt ccache
 	xz-utils rsync python3 git kmod
