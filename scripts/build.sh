@@ -73,7 +73,7 @@ check_config() {
 # Print a progress line every 250 compiled objects; the full log is kept.
 compile() {
 	local total n=0 start=$SECONDS
-	total=$(cat "$OBJ/.softirq-rt-objects" 2>/dev/null || echo "?")
+	total=$(cat "$CACHE/objects-$KVER-$CONFIG_NAME" 2>/dev/null || echo "?")
 	log "compiling (log: $OBJ/build.log)"
 	set +e
 	make "${MAKEARGS[@]}" all 2>&1 | tee "$OBJ/build.log" |
@@ -92,7 +92,7 @@ compile() {
 		die "build failed, see $OBJ/build.log"
 	fi
 	n=$(grep -c '^  CC ' "$OBJ/build.log" || true)
-	[ "$n" -gt 1000 ] && echo "$n" >"$OBJ/.softirq-rt-objects"
+	[ "$n" -gt 500 ] && echo "$n" >"$CACHE/objects-$KVER-$CONFIG_NAME"
 	log "built in $((SECONDS - start)) s ($n objects compiled)"
 }
 

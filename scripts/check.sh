@@ -50,7 +50,7 @@ step() { # step NAME command...: run a stage, record its outcome
 
 checkpatch() {
 	local src p rc=0
-	src=$(src_dir patched)
+	src=$(ARCH=x86_64 BH_LOCK=0 BASELINE=0 load_params && src_dir patched)
 	while read -r p; do
 		if "$src/scripts/checkpatch.pl" --strict -q --no-summary "$TOP/$p" >"$BUILD/check/checkpatch.out" 2>&1; then
 			record pass "checkpatch.${p#patches/}"
