@@ -11,7 +11,7 @@ S := scripts
 
 export ARCH KERNEL BASELINE BH_LOCK CFG
 
-.PHONY: run check setup kernel-src tree export build initramfs boot lint-scripts clean help
+.PHONY: run check setup kernel-src tree export build initramfs bisect-check lint-scripts clean help
 
 help:
 	@sed -n '3,8p' Makefile | sed 's/^# \{0,1\}//'
@@ -41,6 +41,10 @@ build: kernel-src
 
 initramfs: build
 	$(S)/initramfs.sh
+
+# Build x86_64 after each patch, RT and !RT; report the first that breaks.
+bisect-check: kernel-src
+	$(S)/bisect-check.sh
 
 lint-scripts:
 	shellcheck -x $(S)/*.sh $(S)/guest/* .ci/run
