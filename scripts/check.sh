@@ -52,7 +52,9 @@ checkpatch() {
 	local src p rc=0
 	src=$(ARCH=x86_64 BH_LOCK=0 BASELINE=0 load_params && src_dir patched)
 	while read -r p; do
-		if "$src/scripts/checkpatch.pl" --strict -q --no-summary "$TOP/$p" >"$BUILD/check/checkpatch.out" 2>&1; then
+		# from the kernel tree, with Debian's python3 for spdxcheck.py (ply)
+		if (cd "$src" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict -q \
+			--no-summary "$TOP/$p") >"$BUILD/check/checkpatch.out" 2>&1; then
 			record pass "checkpatch.${p#patches/}"
 		else
 			sed 's/^/  /' "$BUILD/check/checkpatch.out"
