@@ -30,7 +30,8 @@ export KBUILD_BUILD_TIMESTAMP=1970-01-01 KBUILD_BUILD_USER=softirq-rt KBUILD_BUI
 # The RT build uses the debug fragment of make check, so ccache already
 # holds most of its objects.
 frags() { # rt|nort
-	echo "$TOP/configs/rt.config" "$TOP/configs/x86_64.config"
+	echo "$TOP/configs/rt.config"
+	echo "$TOP/configs/x86_64.config"
 	if [ "$1" = nort ]; then
 		echo "$TOP/configs/nort.config"
 	else
