@@ -7,7 +7,11 @@
 # in turn (so ccache finds the objects of earlier builds of that tree) and
 # returns it to the full series at the end.
 #
-# usage: [KERNEL=7.3] [CONFIGS="rt nort"] scripts/bisect-check.sh
+# CONFIGS: nort (full !PREEMPT_RT build), rt (full PREEMPT_RT build, debug
+# fragment), rtobj (PREEMPT_RT, only kernel/softirq.o and the objects of
+# files the patch touches, in the make check object directory: quick).
+#
+# usage: [KERNEL=7.3] [CONFIGS="nort rt"] scripts/bisect-check.sh
 # output: build/bisect/summary
 
 # shellcheck source=scripts/lib.sh
@@ -39,9 +43,25 @@ frags() { # rt|nort
 	fi
 }
 
+# kernel/*.c and lib/*.c files changed by the commit, as make targets
+changed_objects() {
+	git -C "$SRC" diff --name-only "$1^" "$1" -- 'kernel/*.c' 'lib/*.c' | sed 's/\.c$/.o/'
+}
+
 build_at() { # commit config
-	local obj=$BUILD/$KVER/obj/x86_64-bisect-$2
+	local obj=$BUILD/$KVER/obj/x86_64-bisect-$2 targets=()
 	git -C "$SRC" checkout -q "$1"
+	if [ "$2" = rtobj ]; then
+		obj=$BUILD/$KVER/obj/x86_64-patched-debug
+		[ -f "$obj/.config" ] || die "run make check first (no $obj)"
+		mapfile -t targets < <( (echo kernel/softirq.o; [ "$1" = pristine ] || changed_objects "$1") | sort -u)
+		make -C "$SRC" O="$obj" ARCH=x86 LOCALVERSION= CC="ccache gcc" HOSTCC="ccache gcc" \
+			W=1 "${targets[@]}" >"$obj/bisect.log" 2>&1 || return 1
+		if grep -q 'warning:' "$obj/bisect.log"; then
+			return 1
+		fi
+		return 0
+	fi
 	mkdir -p "$obj"
 	local f
 	mapfile -t f < <(frags "$2")
@@ -56,14 +76,16 @@ build_at() { # commit config
 }
 
 softirq_text() { # config: text size of kernel/softirq.o
-	size "$BUILD/$KVER/obj/x86_64-bisect-$1/kernel/softirq.o" | awk 'NR == 2 {print $1}'
+	local obj=$BUILD/$KVER/obj/x86_64-bisect-$1
+	[ "$1" = rtobj ] && obj=$BUILD/$KVER/obj/x86_64-patched-debug
+	size "$obj/kernel/softirq.o" | awk 'NR == 2 {print $1}'
 }
 
 head=$(git -C "$SRC" rev-parse HEAD)
 trap 'git -C "$SRC" checkout -q "$head"' EXIT
 mapfile -t commits < <(git -C "$SRC" rev-list --reverse pristine..HEAD)
 first_bad=""
-for cfg in ${CONFIGS:-nort rt}; do
+for cfg in ${CONFIGS:-nort rtobj}; do
 	LOG_TAG=$cfg
 	start=$SECONDS
 	build_at pristine "$cfg" || die "the unpatched tree does not build ($cfg)"
@@ -86,4 +108,4 @@ if [ -n "$first_bad" ]; then
 	log "first patch that breaks the build: $first_bad"
 	exit 1
 fi
-log "every patch builds on its own (${CONFIGS:-nort rt})"
+log "every patch builds on its own (${CONFIGS:-nort rtobj})"
