@@ -92,7 +92,9 @@ compile() {
 		die "build failed, see $OBJ/build.log"
 	fi
 	n=$(grep -c '^  CC ' "$OBJ/build.log" || true)
-	[ "$n" -gt 500 ] && echo "$n" >"$CACHE/objects-$KVER-$CONFIG_NAME"
+	# remember the size of a full build, for the next progress lines
+	[ "$n" -gt "$(cat "$CACHE/objects-$KVER-$CONFIG_NAME" 2>/dev/null || echo 0)" ] &&
+		echo "$n" >"$CACHE/objects-$KVER-$CONFIG_NAME"
 	log "built in $((SECONDS - start)) s ($n objects compiled)"
 }
 
