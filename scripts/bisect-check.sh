@@ -28,8 +28,7 @@ mkdir -p "$OUT"
 SUMMARY=$OUT/summary
 : >"$SUMMARY"
 
-export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=1
-export KBUILD_BUILD_TIMESTAMP=1970-01-01 KBUILD_BUILD_USER=softirq-rt KBUILD_BUILD_HOST=qemu
+kbuild_env
 
 # The RT build uses the debug fragment of make check, so ccache already
 # holds most of its objects.

@@ -26,13 +26,7 @@ fragments() {
 	return 0
 }
 
-export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
-export CCACHE_BASEDIR=$BUILD
-export CCACHE_NOHASHDIR=1
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-export KBUILD_BUILD_TIMESTAMP="1970-01-01"
-export KBUILD_BUILD_USER=softirq-rt
-export KBUILD_BUILD_HOST=qemu
+kbuild_env
 MAKEARGS=(-C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" LOCALVERSION=
 	CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
 

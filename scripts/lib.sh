@@ -107,6 +107,18 @@ series_patches() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/series" | awk '{print "patches/" $1}'
 }
 
+# Environment of every kernel build: ccache with paths relative to $BUILD
+# (so a fresh clone hits the cache), and reproducible build stamps.
+kbuild_env() {
+	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+	export CCACHE_BASEDIR=$BUILD
+	export CCACHE_NOHASHDIR=1
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+	export KBUILD_BUILD_TIMESTAMP=1970-01-01
+	export KBUILD_BUILD_USER=softirq-rt
+	export KBUILD_BUILD_HOST=qemu
+}
+
 # A test-only patch touches nothing but test code; the baseline kernel gets
 # these so the same tests run against the unpatched softirq code.
 is_test_patch() {

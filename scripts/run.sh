@@ -11,10 +11,8 @@
 
 [ $# -eq 0 ] || { echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BASELINE=1] [BH_LOCK=1] $0" >&2; exit 2; }
 load_params
-VARIANT_TREE=patched
-[ "$BASELINE" = 1 ] && VARIANT_TREE=baseline
 
-"$TOP/scripts/tree.sh" "$VARIANT_TREE"
+"$TOP/scripts/tree.sh" "$VARIANT"
 "$TOP/scripts/build.sh"
 "$TOP/scripts/initramfs.sh"
 
