@@ -8,8 +8,8 @@
 # returns it to the full series at the end.
 #
 # CONFIGS: nort (full !PREEMPT_RT build), rt (full PREEMPT_RT build, debug
-# fragment), rtobj (PREEMPT_RT, only kernel/softirq.o and the objects of
-# files the patch touches, in the make check object directory: quick).
+# fragment), rtobj (PREEMPT_RT, debug fragment, only kernel/softirq.o and the
+# objects of the files each patch touches, with W=1: quick).
 #
 # usage: [KERNEL=7.3] [CONFIGS="nort rt"] scripts/bisect-check.sh
 # output: build/bisect/summary
@@ -50,9 +50,12 @@ changed_objects() {
 build_at() { # commit config
 	local obj=$BUILD/$KVER/obj/x86_64-bisect-$2 targets=()
 	git -C "$SRC" checkout -q "$1"
+	mkdir -p "$obj"
+	local f
+	mapfile -t f < <(frags "$2")
+	(cd "$SRC" && ARCH=x86 scripts/kconfig/merge_config.sh -n -O "$obj" "${f[@]}") \
+		>"$obj/config.log" 2>&1 || return 1
 	if [ "$2" = rtobj ]; then
-		obj=$BUILD/$KVER/obj/x86_64-patched-debug
-		[ -f "$obj/.config" ] || die "run make check first (no $obj)"
 		mapfile -t targets < <( (echo kernel/softirq.o; [ "$1" = pristine ] || changed_objects "$1") | sort -u)
 		make -C "$SRC" O="$obj" ARCH=x86 LOCALVERSION= CC="ccache gcc" HOSTCC="ccache gcc" \
 			W=1 "${targets[@]}" >"$obj/bisect.log" 2>&1 || return 1
@@ -61,11 +64,6 @@ build_at() { # commit config
 		fi
 		return 0
 	fi
-	mkdir -p "$obj"
-	local f
-	mapfile -t f < <(frags "$2")
-	(cd "$SRC" && ARCH=x86 scripts/kconfig/merge_config.sh -n -O "$obj" "${f[@]}") \
-		>"$obj/config.log" 2>&1 || return 1
 	if [ "$2" = nort ] && grep -q '^CONFIG_PREEMPT_RT=y' "$obj/.config"; then
 		echo "nort config has PREEMPT_RT" >&2
 		return 1
@@ -75,9 +73,7 @@ build_at() { # commit config
 }
 
 softirq_text() { # config: text size of kernel/softirq.o
-	local obj=$BUILD/$KVER/obj/x86_64-bisect-$1
-	[ "$1" = rtobj ] && obj=$BUILD/$KVER/obj/x86_64-patched-debug
-	size "$obj/kernel/softirq.o" | awk 'NR == 2 {print $1}'
+	size "$BUILD/$KVER/obj/x86_64-bisect-$1/kernel/softirq.o" | awk 'NR == 2 {print $1}'
 }
 
 head=$(git -C "$SRC" rev-parse HEAD)

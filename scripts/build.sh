@@ -36,7 +36,10 @@ configure() {
 	# the fragments, and the tree's Kconfig files, which the series changes
 	stamp=$( (cat "${frags[@]}"; git -C "$SRC" rev-parse HEAD 2>/dev/null || true) |
 		sha256sum | cut -c1-16)
-	if [ -f "$OBJ/.config" ] && [ "$(cat "$OBJ/.softirq-rt-config" 2>/dev/null)" = "$stamp" ]; then
+	# ... and the .config it produced: anything that rewrote it since
+	# (a make run against another state of the tree) means merging again
+	if [ -f "$OBJ/.config" ] &&
+		[ "$(cat "$OBJ/.softirq-rt-config" 2>/dev/null)" = "$stamp $(sha256sum <"$OBJ/.config" | cut -c1-16)" ]; then
 		return 0
 	fi
 	mkdir -p "$OBJ"
@@ -45,7 +48,7 @@ configure() {
 		scripts/kconfig/merge_config.sh -n -O "$OBJ" "${frags[@]}") >"$OBJ/config.log" 2>&1 ||
 		die "kconfig failed, see $OBJ/config.log"
 	check_config
-	echo "$stamp" >"$OBJ/.softirq-rt-config"
+	echo "$stamp $(sha256sum <"$OBJ/.config" | cut -c1-16)" >"$OBJ/.softirq-rt-config"
 }
 
 # Options the guests rely on: a missing one is a broken fragment, not
