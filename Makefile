@@ -1,20 +1,23 @@
 # softirq-rt: per-task softirq processing for PREEMPT_RT.
 #
-#   make run      boot the patched kernel in QEMU and measure (README command 1)
+#   make run      benchmark baseline vs patched RT kernels in QEMU (README command 1)
 #   make check    apply, checkpatch, build x86_64 + arm64, boot, run the tests
+#   make lint     W=1 + sparse on the touched files, htmldocs, checkpatch
+#   make mail     format the series for the list into build/outgoing/
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1
+#            RUNS=n QUICK=1 (make run)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
 S := scripts
 
-export ARCH KERNEL BASELINE BH_LOCK CFG
+export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK
 
-.PHONY: run check setup kernel-src tree export build initramfs bisect-check lint-scripts clean help
+.PHONY: run check setup kernel-src tree export build initramfs bisect-check lint lint-scripts mail clean help
 
 help:
-	@sed -n '3,8p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
 
 run: setup kernel-src
 	$(S)/run.sh
@@ -46,9 +49,18 @@ initramfs: build
 bisect-check: kernel-src
 	$(S)/bisect-check.sh
 
+# W=1 and sparse on what the series touches (x86_64, arm64), its
+# documentation through Sphinx, checkpatch --strict on every patch.
+lint: kernel-src
+	$(S)/lint.sh
+
 lint-scripts:
 	shellcheck -x $(S)/*.sh $(S)/guest/* .ci/run
 	python3 $(S)/ktap.py --selftest
+
+# git format-patch --cover-letter output for git send-email or b4; sends nothing.
+mail: kernel-src
+	$(S)/mail.sh
 
 clean:
 	rm -rf build

@@ -80,13 +80,21 @@ dirs_of() {
 	done | sort -u | awk '{print "dir /" $1 " 0755 0 0"}'
 }
 
+# The project's own guest programs (bench/), static for ARCH.
+bench_tools() {
+	mkdir -p "$OUT"
+	"$TARGET_CC" -O2 -Wall -Wextra -Werror -static -pthread -o "$OUT/rtnetloop" \
+		"$TOP/bench/rtnetloop.c" || die "building bench/rtnetloop.c for $ARCH failed"
+}
+
 base() {
 	local list=$OUT/base.list progs=(usr/bin/cyclictest usr/bin/hackbench)
 	local files stamp
 	mapfile -t files < <(printf '%s\n' "${progs[@]}"; needed_libs "${progs[@]}" | sort -u)
-	stamp=$( (cat "$TOP/scripts/guest/init"; printf '%s\n' "${files[@]}"; cat "$ROOT/.stamp") | sha256sum)
+	stamp=$( (cat "$TOP"/scripts/guest/* "$TOP"/bench/*.c; printf '%s\n' "${files[@]}"
+		cat "$ROOT/.stamp") | sha256sum)
 	[ -f "$OUT/base.cpio" ] && [ "$(cat "$OUT/base.stamp" 2>/dev/null)" = "$stamp" ] && return 0
-	mkdir -p "$OUT"
+	bench_tools
 	{
 		printf '%s\n' dev proc sys tmp root etc bin sbin usr/bin usr/sbin \
 			sys/kernel/debug sys/kernel/tracing lib/modules "${files[@]%/*}" | sort -u |
@@ -97,6 +105,8 @@ base() {
 		echo "file /bin/busybox $ROOT/bin/busybox 0755 0 0"
 		echo "file /bin/ktap-run $TOP/scripts/guest/ktap-run 0755 0 0"
 		echo "file /bin/smoke.sh $TOP/scripts/guest/smoke.sh 0755 0 0"
+		echo "file /bin/bench.sh $TOP/scripts/guest/bench.sh 0755 0 0"
+		echo "file /bin/rtnetloop $OUT/rtnetloop 0755 0 0"
 		for f in "${files[@]}"; do
 			root_file "$f"
 		done
