@@ -2,28 +2,32 @@
 #
 #   make run      benchmark baseline vs patched RT kernels in QEMU (README command 1)
 #   make check    apply, checkpatch, build x86_64 + arm64, boot, run the tests
+#   make soak     stress + hotplug + stress-ng + torture on the patched kernel
 #   make lint     W=1 + sparse on the touched files, htmldocs, checkpatch
 #   make mail     format the series for the list into build/outgoing/
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1
-#            RUNS=n QUICK=1 (make run)
+#            RUNS=n QUICK=1 (make run)  DURATION=s KASAN=0|1 (make soak)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
 S := scripts
 
-export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK
+export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN
 
-.PHONY: run check setup kernel-src tree export build initramfs bisect-check lint lint-scripts mail clean help
+.PHONY: run check soak setup kernel-src tree export build initramfs bisect-check lint lint-scripts mail clean help
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
 
 run: setup kernel-src
 	$(S)/run.sh
 
 check:
 	$(S)/check.sh
+
+soak: setup kernel-src
+	$(S)/soak.sh
 
 setup:
 	$(S)/setup.sh

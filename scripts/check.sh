@@ -67,12 +67,16 @@ checkpatch() {
 }
 
 GUEST_JOB=$BUILD/check/guest-job.sh
-cat >"$GUEST_JOB" <<'JOB'
+SOAK_SECONDS=${SOAK_SECONDS:-60}
+[[ $SOAK_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SOAK_SECONDS must be a number of seconds"
+sed "s/\${SOAK_SECONDS}/$SOAK_SECONDS/" >"$GUEST_JOB" <<'JOB'
 #!/bin/sh
 # make check, inside the guest
 export KTAP_TIMEOUT=600
 ktap-run /bin/smoke.sh /selftests/softirq/softirq_kunit.sh \
-	/selftests/softirq/softirq_attribution
+	/selftests/softirq/softirq_attribution /selftests/softirq/test_softirq_ctl
+# the short soak: make soak for a minute
+DURATION=${SOAK_SECONDS} soak.sh
 JOB
 
 run_config() { # ARCH:BH_LOCK
@@ -94,6 +98,8 @@ step lint.shellcheck make -s -C "$TOP" lint-scripts || true
 step kernel-src "$TOP/scripts/kernel-src.sh"
 step "apply.$VARIANT_NAME" "$TOP/scripts/tree.sh" "$VARIANT_NAME"
 if [ "$VARIANT_NAME" = patched ]; then
+	step apply.git-am "$TOP/scripts/apply-check.sh" git-am || true
+	step apply.quilt "$TOP/scripts/apply-check.sh" quilt || true
 	checkpatch || true
 fi
 for cfg in "${MATRIX[@]}"; do

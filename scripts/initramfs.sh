@@ -88,7 +88,7 @@ bench_tools() {
 }
 
 base() {
-	local list=$OUT/base.list progs=(usr/bin/cyclictest usr/bin/hackbench)
+	local list=$OUT/base.list progs=(usr/bin/cyclictest usr/bin/hackbench usr/bin/stress-ng)
 	local files stamp
 	mapfile -t files < <(printf '%s\n' "${progs[@]}"; needed_libs "${progs[@]}" | sort -u)
 	stamp=$( (cat "$TOP"/scripts/guest/* "$TOP"/bench/*.c; printf '%s\n' "${files[@]}"
@@ -106,6 +106,7 @@ base() {
 		echo "file /bin/ktap-run $TOP/scripts/guest/ktap-run 0755 0 0"
 		echo "file /bin/smoke.sh $TOP/scripts/guest/smoke.sh 0755 0 0"
 		echo "file /bin/bench.sh $TOP/scripts/guest/bench.sh 0755 0 0"
+		echo "file /bin/soak.sh $TOP/scripts/guest/soak.sh 0755 0 0"
 		echo "file /bin/rtnetloop $OUT/rtnetloop 0755 0 0"
 		for f in "${files[@]}"; do
 			root_file "$f"

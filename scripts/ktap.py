@@ -21,7 +21,8 @@ SPLATS = [
         r'inconsistent lock state', r'possible irq lock inversion',
         r'suspicious RCU usage', r'Voluntary context switch within RCU',
         r'NOHZ tick-stop error', r'rcu_preempt detected stalls',
-        r'rcu: INFO: .* detected stalls', r'blocked for more than \d+ seconds',
+        r'rcu: INFO: .* detected stalls', r'self-detected stall',
+        r'blocked for more than \d+ seconds',
         r'huh, entered softirq', r'lockdep is turned off',
         r'DEBUG_LOCKS_WARN_ON', r'Call Trace:',
     )

@@ -35,7 +35,8 @@ fi
 load_params
 LOG_TAG="run $ARCH"
 
-NAME=$ARCH$([ "$BH_LOCK" = 1 ] && echo -bhlock)
+NAME=$ARCH
+[ "$BH_LOCK" = 0 ] || NAME=$ARCH-bhlock
 OUT=$BUILD/bench/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/boots"
 start=$SECONDS

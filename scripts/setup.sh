@@ -19,9 +19,11 @@ HOST_PKGS=(gcc make flex bison bc libelf-dev libssl-dev cpio quilt ccache
 	qemu-system-x86 qemu-system-arm ipxe-qemu
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libc6-dev
 	rt-tests busybox-static gnuplot-nox sparse stress-ng shellcheck
-	debian-archive-keyring)
+	python3-sphinx python3-sphinx-rtd-theme debian-archive-keyring)
 # Guest userland, per Debian arch; unpacked, never installed on the host.
-GUEST_PKGS=(busybox-static rt-tests libnuma1 libc6 libgcc-s1)
+# stress-ng comes with the packages of its shared libraries (see
+# guest_packages); initramfs.sh picks the files a program needs.
+GUEST_PKGS=(busybox-static rt-tests libnuma1 libc6 libgcc-s1 stress-ng)
 GUEST_ARCHES="amd64 arm64"
 
 missing_host_pkgs() {
@@ -59,15 +61,28 @@ enable_arm64() {
 	apt_updated=0
 }
 
+# GUEST_PKGS for Debian arch $1, with stress-ng's dependency closure (its
+# shared libraries come from a dozen packages). apt-cache names packages of
+# the native arch and of arch "all" without a suffix, and those take none.
+guest_packages() {
+	local darch=$1
+	{
+		printf '%s\n' "${GUEST_PKGS[@]/%/:$darch}"
+		apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+			--no-breaks --no-replaces --no-enhances "stress-ng:$darch" 2>/dev/null |
+			grep -v '^[ <]' | awk -F: -v a="$darch" 'NF == 1 || $2 == a'
+	} | sort -u
+}
+
 # Unpack the guest packages of one Debian arch into $CACHE/userland/<arch>.
 unpack_userland() {
 	local darch=$1 dest=$CACHE/userland/$1 stamp dl p pkgs=()
-	stamp=$(echo "${GUEST_PKGS[*]}" | sha256sum | cut -c1-16)
+	stamp=$(echo "${GUEST_PKGS[*]} closure" | sha256sum | cut -c1-16)
 	[ "$(cat "$dest/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	apt_update
-	for p in "${GUEST_PKGS[@]}"; do
-		pkgs+=("$p:$darch")
-	done
+	mapfile -t pkgs < <(guest_packages "$darch")
+	[ ${#pkgs[@]} -gt ${#GUEST_PKGS[@]} ] || die "no dependencies found for the $darch guest packages"
+	case " ${pkgs[*]} " in *" busybox-static:$darch "*) ;; *) die "apt-cache found no busybox-static:$darch" ;; esac
 	dl=$CACHE/userland/$darch.debs
 	rm -rf "$dl" "$dest"
 	mkdir -p "$dl" "$dest"
