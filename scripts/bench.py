@@ -197,7 +197,7 @@ def plots(out, by_variant, title):
         ncols[v] = write_hist(os.path.join(out, f"cyclictest-{v}.dat"), boots,
                               "cyclictest", percpu=True)
     colour = {"baseline": "#d62728", "patched": "#1f77b4"}
-    common = f"""set terminal pngcairo size 1000,600 font ',10'
+    common = f"""set terminal pngcairo size 1000,600 font ',10' noenhanced
 set logscale y
 set yrange [0.8:]
 set xlabel 'Latency (us, QEMU TCG emulated)'

@@ -27,13 +27,14 @@ mkdir -p "$OUT"
 
 # Maintainers of what the series touches: M: go to To, lists and reviewers
 # to Cc, the same for every mail of the thread.
+ALL=$OUT/.series.patch
+git -C "$SRC" format-patch -q --stdout pristine..HEAD >"$ALL"
 gm() {
-	git -C "$SRC" format-patch -q --stdout pristine..HEAD |
-		(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
-			--no-git-fallback --no-substatus "$@" -) 2>/dev/null | sort -u
+	(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
+		--no-git-fallback "$@" "$ALL") | sort -u
 }
 mapfile -t TO < <(gm --no-l --no-r)
-mapfile -t CC < <(gm --no-m)
+mapfile -t CC < <(gm --no-m | grep -vxF -f <(printf '%s\n' "${TO[@]}"))
 [ ${#TO[@]} -gt 0 ] || die "get_maintainer.pl found no maintainer"
 
 args=(-q --cover-letter -v"$V" --base=pristine --thread=shallow -o "$OUT")
@@ -63,6 +64,7 @@ exec git send-email --dry-run --confirm=always "\$(dirname "\$0")"/*.patch
 EOF
 chmod +x "$OUT/send-email.sh"
 
+rm -f "$ALL"
 n=$(find "$OUT" -name '*.patch' | wc -l)
 log "v$V: $n mails in $OUT (base: Linux $KVER as packaged by Debian, tag 'pristine')"
 log "To: $(IFS=,; echo "${TO[*]}")"
