@@ -25,10 +25,13 @@ git -C "$SRC" rev-parse -q --verify pristine >/dev/null || die "no pristine tag 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# the files the series touches which exist before it
+# the files the series touches which exist before it (a patch may change
+# a file an earlier one created)
 mapfile -t files < <(series_patches | while read -r p; do
 	grep '^--- a/' "$TOP/$p" | cut -c7-
-done | sort -u)
+done | sort -u | while read -r f; do
+	git -C "$SRC" cat-file -e "pristine:$f" 2>/dev/null && echo "$f"
+done)
 mkdir -p "$tmp/tree"
 git -C "$SRC" archive pristine -- "${files[@]}" | tar -x -C "$tmp/tree"
 

@@ -72,6 +72,29 @@ apply_series() {
 	log "applied $n patches ($1)"
 }
 
+# A series change re-applies every patch, which gives every file the series
+# touches a new mtime and the builds a near full recompile (sched.h). Keep
+# the mtime of each file whose content the new series leaves as it was.
+save_mtimes() {
+	git_tree diff --name-only pristine HEAD 2>/dev/null | while read -r f; do
+		[ -f "$DIR/$f" ] &&
+			echo "$(git_tree hash-object "$f") $(stat -c %Y "$DIR/$f") $f"
+	done >"$DIR/.git/softirq-rt-mtimes" || true
+}
+
+restore_mtimes() {
+	local hash mtime f n=0
+	[ -f "$DIR/.git/softirq-rt-mtimes" ] || return 0
+	while read -r hash mtime f; do
+		if [ -f "$DIR/$f" ] && [ "$(git_tree hash-object "$f")" = "$hash" ]; then
+			touch -d "@$mtime" "$DIR/$f"
+			n=$((n + 1))
+		fi
+	done <"$DIR/.git/softirq-rt-mtimes"
+	rm -f "$DIR/.git/softirq-rt-mtimes"
+	log "kept the mtime of $n unchanged files"
+}
+
 reset_tree() {
 	git_tree am --abort >/dev/null 2>&1 || true
 	git_tree reset -q --hard pristine
@@ -89,6 +112,7 @@ baseline | patched)
 		exit 0
 	fi
 	if [ -d "$DIR/.git" ]; then
+		save_mtimes
 		reset_tree
 	else
 		[ -f "$DIR/Makefile" ] || { rm -rf "$DIR"; extract; }
@@ -96,6 +120,7 @@ baseline | patched)
 	fi
 	rm -f "$DIR/.git/softirq-rt-series"
 	apply_series $set
+	restore_mtimes
 	echo "$stamp" >"$DIR/.git/softirq-rt-series"
 	log "ready: $DIR"
 	;;
