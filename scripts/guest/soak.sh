@@ -55,8 +55,10 @@ torture_stop() {
 	case $v in *SUCCESS*) result 0 "$1" ;; *) result 1 "$1" "${v:-no verdict}" ;; esac
 }
 
+# cyclic with SCHED_FIFO: a SCHED_DEADLINE task's admitted bandwidth would
+# make offlining CPU 1 fail with EBUSY (dl_bw_deactivate()), by design
 stress-ng --sock 1 --udp 1 --udp-flood 1 --timer 1 --hrtimers 1 --cyclic 1 \
-	--timeout "${DURATION}s" --metrics-brief >/tmp/stress-ng.out 2>&1 &
+	--cyclic-policy fifo --timeout "${DURATION}s" --metrics-brief >/tmp/stress-ng.out 2>&1 &
 snpid=$!
 
 # CPU hotplug churn, until told to stop
