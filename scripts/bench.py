@@ -205,33 +205,29 @@ set ylabel 'Number of samples'
 set grid
 set key top right
 """
-    # RT network loop
-    gp = os.path.join(out, "netloop.gp")
+    def write_gp(name, plot_title, lines):
+        gp = os.path.join(out, f"{name}.gp")
+        with open(gp, "w") as f:
+            f.write(common)
+            f.write(f"set output '{name}.png'\nset title '{plot_title}, {title}'\n")
+            f.write("plot " + ", \\\n     ".join(lines) + "\n")
+        made.append(gp)
+
+    # RT network loop: cycle, wake-up and send() per variant
     lines = []
     for v in by_variant:
-        lines.append(f"'netloop-{v}.dat' using 1:2 with steps lw 2 lc rgb '{colour[v]}' "
-                     f"title '{v}: cycle (wake + send)'")
-        lines.append(f"'netloop-wake-{v}.dat' using 1:2 with steps dt 2 lc rgb '{colour[v]}' "
-                     f"title '{v}: wake-up'")
-        lines.append(f"'netloop-send-{v}.dat' using 1:2 with steps dt 3 lc rgb '{colour[v]}' "
-                     f"title '{v}: send()'")
-    with open(gp, "w") as f:
-        f.write(common)
-        f.write(f"set output 'netloop.png'\nset title 'RT network loop under softirq storm, {title}'\n")
-        f.write("plot " + ", \\\n     ".join(lines) + "\n")
-    made.append(gp)
+        for dat, dt, what in (("netloop", 1, "cycle (wake + send)"),
+                              ("netloop-wake", 2, "wake-up"), ("netloop-send", 3, "send()")):
+            lines.append(f"'{dat}-{v}.dat' using 1:2 with steps dt {dt} "
+                         f"lw {2 if dt == 1 else 1} lc rgb '{colour[v]}' title '{v}: {what}'")
+    write_gp("netloop", "RT network loop under softirq storm", lines)
     # cyclictest, one line per CPU and variant (OSADL style)
-    gp = os.path.join(out, "cyclictest.gp")
     lines = []
     for v in by_variant:
         for c in range(ncols[v]):
             lines.append(f"'cyclictest-{v}.dat' using 1:{c + 2} with steps "
                          f"lc rgb '{colour[v]}' dt {c + 1} title '{v}: CPU{c}'")
-    with open(gp, "w") as f:
-        f.write(common)
-        f.write(f"set output 'cyclictest.png'\nset title 'cyclictest -m -p95 under softirq storm, {title}'\n")
-        f.write("plot " + ", \\\n     ".join(lines) + "\n")
-    made.append(gp)
+    write_gp("cyclictest", "cyclictest -m -p95 under softirq storm", lines)
     pngs = []
     for gp in made:
         r = subprocess.run(["gnuplot", os.path.basename(gp)], cwd=out,
