@@ -20,13 +20,7 @@
 [ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [CONFIGS=\"rt nort\"] $0" >&2; exit 2; }
 ARCH=x86_64
 load_params
-"$TOP/scripts/tree.sh" patched
-SRC=$(src_dir patched)
-KVER=$(kernel_version)
-OUT=$BUILD/bisect
-mkdir -p "$OUT"
-SUMMARY=$OUT/summary
-: >"$SUMMARY"
+patched_tree_stage bisect
 
 kbuild_env
 

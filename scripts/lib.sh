@@ -140,3 +140,17 @@ run_checkpatch() {
 	fi
 	return 1
 }
+
+# For the stages which work on the patched tree and write a summary
+# (lint, bisect-check): bring the tree up to date, set SRC, KVER, OUT
+# (build/<name>) and an empty SUMMARY file.
+# shellcheck disable=SC2034 # set for the sourcing stage
+patched_tree_stage() {
+	"$TOP/scripts/tree.sh" patched
+	SRC=$(src_dir patched)
+	KVER=$(kernel_version)
+	OUT=$BUILD/$1
+	mkdir -p "$OUT"
+	SUMMARY=$OUT/summary
+	: >"$SUMMARY"
+}

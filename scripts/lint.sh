@@ -17,13 +17,7 @@
 [ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [ARCHES=\"x86_64 arm64\"] $0" >&2; exit 2; }
 load_params
 LOG_TAG=lint
-"$TOP/scripts/tree.sh" patched
-SRC=$(src_dir patched)
-KVER=$(kernel_version)
-OUT=$BUILD/lint
-mkdir -p "$OUT"
-SUMMARY=$OUT/summary
-: >"$SUMMARY"
+patched_tree_stage lint
 fail=0
 
 note() {

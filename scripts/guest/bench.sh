@@ -70,10 +70,7 @@ trace_victim() {
 	echo >$T/trace
 }
 
-# no modules.dep in the guest: fall back to the module file
-modprobe -q test_softirq 2>/dev/null ||
-	insmod "$(find /lib/modules -name test_softirq.ko | head -n 1)" ||
-	{ result 1 "load test_softirq"; exit 1; }
+modprobe test_softirq || { result 1 load_test_softirq; exit 1; }
 echo "BENCH boot kernel=$(uname -r) cpus=$(nproc) cpu=$CPU victim_ms=$VICTIM_MS cycle_loops=$CYCLE_LOOPS flood_s=$FLOOD_S net_s=$NET_S ct_s=$CT_S interval_us=$INTERVAL_US"
 
 # 1. victim, unloaded then loaded

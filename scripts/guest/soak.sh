@@ -25,9 +25,7 @@ ctl() {
 	echo "$*" >$D/control
 }
 
-modprobe -q test_softirq 2>/dev/null ||
-	insmod "$(find /lib/modules -name test_softirq.ko | head -n 1)" ||
-	{ result 1 load_test_softirq; exit 1; }
+modprobe test_softirq || { result 1 load_test_softirq; exit 1; }
 echo "SOAK start duration_s=$DURATION kernel=$(uname -r) cpus=$(nproc)"
 
 ctl stress 1 || { result 1 stress_start; exit 1; }
