@@ -59,7 +59,7 @@ lint: kernel-src
 	$(S)/lint.sh
 
 lint-scripts:
-	shellcheck -x $(S)/*.sh $(S)/guest/* .ci/run
+	shellcheck -x $(S)/*.sh $(S)/guest/*.sh $(S)/guest/init $(S)/guest/ktap-run .ci/run
 	python3 $(S)/ktap.py --selftest
 
 # git format-patch --cover-letter output for git send-email or b4; sends nothing.

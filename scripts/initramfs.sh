@@ -108,6 +108,9 @@ base() {
 		echo "file /bin/bench.sh $TOP/scripts/guest/bench.sh 0755 0 0"
 		echo "file /bin/soak.sh $TOP/scripts/guest/soak.sh 0755 0 0"
 		echo "file /bin/rtnetloop $OUT/rtnetloop 0755 0 0"
+		# for su: the soak runs a stressor unprivileged
+		echo "file /etc/passwd $TOP/scripts/guest/passwd 0644 0 0"
+		echo "file /etc/group $TOP/scripts/guest/group 0644 0 0"
 		for f in "${files[@]}"; do
 			root_file "$f"
 		done

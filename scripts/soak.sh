@@ -44,7 +44,7 @@ serial=$BUILD/runs/$tag/serial.log
 summary=$BUILD/soak/$CONFIG_NAME.summary
 {
 	echo "soak $CONFIG_NAME, DURATION=${DURATION}s, $(cat "$BUILD/runs/$tag/wall-seconds" 2>/dev/null)s wall"
-	tr -d '\r' <"$serial" | grep -E '^SOAK (start|hotplug|stress|torture)' | sed 's/^SOAK /  /'
+	tr -d '\r' <"$serial" | grep -E '^SOAK (start|hotplug|stress |torture)' | sed 's/^SOAK /  /'
 	tr -d '\r' <"$serial" | grep -E '^SOAK .*stress-ng' | sed 's/^SOAK /  /' | tail -n 8
 	sed 's/^/  result: /' "$BUILD/runs/$tag/results"
 } >"$summary"
