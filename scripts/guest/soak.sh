@@ -80,6 +80,20 @@ snpid=$!
 su -s /bin/sh nobody -c "exec stress-ng --hrtimers 1 --timeout ${DURATION}s --metrics-brief" \
 	>/tmp/stress-ng-hrtimers.out 2>&1 &
 hrpid=$!
+# stress-ng's parent reads every CPU's cache details from sysfs while it
+# sets up, which does not survive a CPU going away underneath: with the
+# churn running from the start it segfaulted once (in the loop freeing that
+# list, 20 s into a KASAN soak) and took its stressors with it. Churn once
+# both have dispatched their stressors.
+i=0
+while [ $i -lt 120 ]; do
+	[ "$(grep -l 'dispatching hogs' /tmp/stress-ng.out /tmp/stress-ng-hrtimers.out \
+		2>/dev/null | wc -l)" = 2 ] && break
+	i=$((i + 1))
+	sleep 1
+done
+echo "SOAK stress-ng dispatched after ${i}s"
+
 # The hotplug loop and the bookkeeping below drive the soak: at nice 0 they
 # share the CPUs with some 40 runnable stress-ng processes and get a slice
 # every few seconds (in a KASAN soak one 10 s progress step took a minute,
@@ -102,7 +116,8 @@ rm -f /tmp/hp.stop
 				sleep 1
 			fi
 		done
-		echo "$cycles $fails" >/tmp/hp.count
+		# renamed into place: a progress line never reads a half-written file
+		echo "$cycles $fails" >/tmp/hp.count.new && mv /tmp/hp.count.new /tmp/hp.count
 	done
 ) &
 hppid=$!
