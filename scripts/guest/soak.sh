@@ -99,6 +99,12 @@ echo "SOAK stress-ng dispatched after ${i}s"
 # every few seconds (in a KASAN soak one 10 s progress step took a minute,
 # and 141 s brought 16 hotplug cycles). They inherit this from the shell.
 renice -n -10 -p $$ >/dev/null
+# The AP side of every hotplug step runs in cpuhp/<cpu>, a SCHED_OTHER
+# kthread which otherwise queues behind the stressors on the CPU being
+# churned: same nice as the loop which drives it.
+for p in $(ps -o pid,comm | awk '$2 ~ /^cpuhp\// { print $1 }'); do
+	renice -n -10 -p "$p" >/dev/null
+done
 
 # CPU hotplug churn, until told to stop
 rm -f /tmp/hp.stop
