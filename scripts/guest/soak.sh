@@ -98,13 +98,11 @@ echo "SOAK stress-ng dispatched after ${i}s"
 # share the CPUs with some 40 runnable stress-ng processes and get a slice
 # every few seconds (in a KASAN soak one 10 s progress step took a minute,
 # and 141 s brought 16 hotplug cycles). They inherit this from the shell.
-renice -n -10 -p $$ >/dev/null
 # The AP side of every hotplug step runs in cpuhp/<cpu>, a SCHED_OTHER
 # kthread which otherwise queues behind the stressors on the CPU being
 # churned: same nice as the loop which drives it.
-for p in $(ps -o pid,comm | awk '$2 ~ /^cpuhp\// { print $1 }'); do
-	renice -n -10 -p "$p" >/dev/null
-done
+# shellcheck disable=SC2046 # a list of pids
+renice -n -10 -p $$ $(ps -o pid,comm | awk '$2 ~ /^cpuhp\// { print $1 }') >/dev/null
 
 # CPU hotplug churn, until told to stop
 rm -f /tmp/hp.stop
