@@ -6,14 +6,14 @@
 #   make lint     W=1 + sparse on the touched files, htmldocs, checkpatch
 #   make mail     format the series for the list into build/outgoing/
 #
-# Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1
+# Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
 #            RUNS=n QUICK=1 (make run)  DURATION=s KASAN=0|1 (make soak)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
 S := scripts
 
-export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN
+export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL
 
 .PHONY: run check soak setup kernel-src tree export build initramfs bisect-check lint lint-scripts mail clean help
 

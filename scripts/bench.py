@@ -260,11 +260,13 @@ def main():
            for v, boots in by_variant.items()}
     runs = {v: len(b) for v, b in by_variant.items()}
     title = os.path.basename(os.path.normpath(out))
-    res = {"runs": runs, "median": med,
+    accel = os.environ.get("BENCH_ACCEL", "unknown")
+    res = {"runs": runs, "median": med, "accel": accel,
            "boots": {v: [b[0] for b in boots] for v, boots in by_variant.items()}}
 
     lines = [f"softirq-rt benchmark {title}: medians over {runs.get('baseline', 0)} baseline "
-             f"and {runs.get('patched', 0)} patched boots", CAVEAT, ""]
+             f"and {runs.get('patched', 0)} patched boots", f"accelerator: {accel} (every boot)",
+             CAVEAT, ""]
     w = max(len(r[1]) for r in ROWS) + 5
     lines.append(f"{'metric':<{w}} {'baseline':>10} {'patched':>10} {'ratio':>7}")
     b, p = med.get("baseline", {}), med.get("patched", {})

@@ -69,10 +69,35 @@ check_config() {
 	fi
 }
 
+# How many objects a full build of this configuration compiles: the count
+# of its last full build here, else the one measured for the project
+# (configs/objects), else the last full build of any configuration (~).
+object_total() {
+	local f key n
+	f=$CACHE/objects-$KVER-$CONFIG_NAME
+	if [ -s "$f" ]; then
+		cat "$f"
+		return
+	fi
+	key=$ARCH-$CFG
+	[ "$BH_LOCK" = 1 ] && key=$key-bhlock
+	n=$(awk -v k="$KERNEL $key" '$1 " " $2 == k { print $3 }' "$TOP/configs/objects" 2>/dev/null)
+	if [ -n "$n" ]; then
+		echo "$n"
+		return
+	fi
+	f=$(ls -t "$CACHE"/objects-* 2>/dev/null | head -n 1)
+	if [ -n "$f" ]; then
+		echo "~$(cat "$f")"
+	else
+		echo "?"
+	fi
+}
+
 # Print a progress line every 250 compiled objects; the full log is kept.
 compile() {
 	local total n=0 start=$SECONDS
-	total=$(cat "$CACHE/objects-$KVER-$CONFIG_NAME" 2>/dev/null || echo "?")
+	total=$(object_total)
 	log "compiling (log: $OBJ/build.log)"
 	set +e
 	make "${MAKEARGS[@]}" all 2>&1 | tee "$OBJ/build.log" |

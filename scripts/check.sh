@@ -4,7 +4,7 @@
 # the softirq kselftests and the KUnit suites in the guest; scan every log.
 # Ends with 'N passed, N failed'.
 #
-# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BASELINE=1] [BH_LOCK=1] scripts/check.sh
+# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BASELINE=1] [BH_LOCK=1] [ACCEL=auto|kvm|tcg] scripts/check.sh
 #   without ARCH/BH_LOCK: x86_64, arm64 and x86_64 with BH_LOCK=1
 # output: build/check/<run>/results (one 'pass|fail|skip name' per line)
 
@@ -18,6 +18,8 @@
 [ -z "${BH_LOCK:-}" ] || check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
 check_value KERNEL "${KERNEL:-7.3}" "$VALID_KERNEL"
 check_value BASELINE "${BASELINE:-0}" "$VALID_BOOL"
+check_value ACCEL "${ACCEL:-auto}" "$VALID_ACCEL"
+accel_session
 
 if [ -n "${ARCH:-}" ] || [ -n "${BH_LOCK:-}" ]; then
 	MATRIX=("${ARCH:-$(host_arch)}:${BH_LOCK:-0}")
@@ -37,10 +39,14 @@ record() { # record pass|fail NAME
 	[ "$1" = pass ] || log "FAIL $2"
 }
 
-step() { # step NAME command...: run a stage, record its outcome
-	local name=$1
+TIMINGS=$BUILD/check/timings
+: >"$TIMINGS"
+step() { # step NAME command...: run a stage, record its outcome and time
+	local name=$1 t0=$SECONDS rc=0
 	shift
-	if "$@"; then
+	"$@" || rc=$?
+	echo "$name $((SECONDS - t0))" >>"$TIMINGS"
+	if [ $rc -eq 0 ]; then
 		record pass "$name"
 	else
 		record fail "$name"
@@ -87,7 +93,9 @@ run_config() { # ARCH:BH_LOCK
 	log "== $name"
 	step "$name.build" "$TOP/scripts/build.sh" || return 0
 	step "$name.initramfs" "$TOP/scripts/initramfs.sh" || return 0
+	local t0=$SECONDS
 	TIMEOUT=${CHECK_TIMEOUT:-900} TAG=check-$name "$TOP/scripts/qemu.sh" "$GUEST_JOB" || true
+	echo "$name.guest $((SECONDS - t0)) ($(cat "$BUILD/runs/check-$name/accel" 2>/dev/null || echo '?'))" >>"$TIMINGS"
 	[ -f "$BUILD/runs/check-$name/results" ] &&
 		sed "s/ check-$name\./ $name./" "$BUILD/runs/check-$name/results" >>"$RESULTS"
 	return 0
@@ -95,6 +103,7 @@ run_config() { # ARCH:BH_LOCK
 
 step setup "$TOP/scripts/setup.sh" || true
 step lint.shellcheck make -s -C "$TOP" lint-scripts || true
+step host.accel "$TOP/scripts/test-accel.sh" || true
 step kernel-src "$TOP/scripts/kernel-src.sh"
 step "apply.$VARIANT_NAME" "$TOP/scripts/tree.sh" "$VARIANT_NAME"
 if [ "$VARIANT_NAME" = patched ]; then
@@ -111,6 +120,8 @@ fail=$(grep -c '^fail ' "$RESULTS" || true)
 skip=$(grep -c '^skip ' "$RESULTS" || true)
 echo
 grep '^fail ' "$RESULTS" | sed 's/^fail /FAILED: /' || true
+log "seconds per stage:"
+sed 's/^/  /' "$TIMINGS"
 log "results: $RESULTS ($((SECONDS - START)) s)"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -16,6 +16,7 @@ VALID_ARCH="x86_64 arm64"
 VALID_KERNEL="7.3 6.12"
 VALID_BOOL="0 1"
 VALID_CFG="debug perf kasan"
+VALID_ACCEL="auto kvm tcg"
 
 die() {
 	echo "[$STAGE] error: $*" >&2
@@ -56,6 +57,8 @@ load_params() {
 	BASELINE=${BASELINE:-0}
 	BH_LOCK=${BH_LOCK:-0}
 	CFG=${CFG:-debug}
+	ACCEL=${ACCEL:-auto}
+	check_value ACCEL "$ACCEL" "$VALID_ACCEL"
 	check_value ARCH "$ARCH" "$VALID_ARCH"
 	check_value KERNEL "$KERNEL" "$VALID_KERNEL"
 	check_value BASELINE "$BASELINE" "$VALID_BOOL"
@@ -70,6 +73,17 @@ load_params() {
 	CONFIG_NAME=$ARCH-$VARIANT-$CFG
 	[ "$BH_LOCK" = 1 ] && CONFIG_NAME=$CONFIG_NAME-bhlock
 	return 0
+}
+
+# One accelerator decision per make invocation: the first guest decides
+# (scripts/qemu.sh), every later guest of the same invocation reads it from
+# $ACCEL_STATE. The top-level stages call this once.
+accel_session() {
+	if [ -z "${ACCEL_STATE:-}" ]; then
+		mkdir -p "$BUILD/runs"
+		ACCEL_STATE=$(mktemp "$BUILD/runs/.accel.XXXXXX")
+		export ACCEL_STATE
+	fi
 }
 
 # The exact upstream version of the cached source package (e.g. 7.3.4),

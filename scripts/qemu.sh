@@ -3,9 +3,12 @@
 # full serial log, parse its KTAP and scan it for splats.
 #
 # usage: ARCH=.. KERNEL=.. [BASELINE=1] [BH_LOCK=1] [CFG=..] [TIMEOUT=s] [TAG=name] \
-#        scripts/qemu.sh JOB_SCRIPT
-# output: build/runs/<tag>/{serial.log,results}; exit 0 only when every
-# result passed and the log is clean.
+#        [ACCEL=auto|kvm|tcg] scripts/qemu.sh JOB_SCRIPT
+# ACCEL=auto uses KVM only once a guest booted under it printed a kernel or
+# init line within ACCEL_PROBE_SECONDS (20); otherwise this guest and every
+# later one of the same invocation ($ACCEL_STATE) run under TCG.
+# output: build/runs/<tag>/{serial.log,results,accel}; exit 0 only when
+# every result passed and the log is clean.
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -27,20 +30,6 @@ LOG_TAG=$TAG
 [ -f "$OBJ/$KIMAGE" ] || die "no kernel image $OBJ/$KIMAGE (run scripts/build.sh)"
 [ -f "$OBJ/payload.cpio" ] || die "no initramfs payload in $OBJ (run scripts/initramfs.sh)"
 
-accel() {
-	# KVM only when it is there and really starts: a machine-less QEMU runs
-	# until killed when the accelerator initialised, and exits at once when not.
-	if [ "$ARCH" = "$(host_arch)" ] && [ -w /dev/kvm ]; then
-		timeout 3 "$QEMU_BIN" -accel kvm -M none -display none -monitor none \
-			-nodefaults </dev/null >/dev/null 2>&1
-		if [ $? -eq 124 ]; then
-			echo "-accel kvm"
-			return
-		fi
-	fi
-	echo "-accel tcg,thread=multi"
-}
-
 rm -rf "$RUN"
 mkdir -p "$RUN/job"
 cp "$JOB" "$RUN/job/job.sh"
@@ -51,34 +40,120 @@ cat "$BUILD/initramfs/$ARCH/base.cpio" "$OBJ/payload.cpio" "$RUN/job.cpio" >"$RU
 
 LOG=$RUN/serial.log
 APPEND="console=$QEMU_CONSOLE loglevel=5 panic=-1 rcupdate.rcu_cpu_stall_suppress_at_boot=1 $QEMU_APPEND ${GUEST_APPEND:-}"
-read -ra ACCEL <<<"$(accel)"
-cmd=("$QEMU_BIN" "${QEMU_MACHINE[@]}" "${ACCEL[@]}" -smp 2 -m 2048 -display none
-	-no-reboot -monitor none -serial "file:$LOG" -kernel "$OBJ/$KIMAGE"
-	-initrd "$RUN/initrd.cpio" -append "$APPEND")
-echo "${cmd[*]}" >"$RUN/qemu.cmd"
-log "booting ($(basename "$JOB"), timeout ${TIMEOUT}s)"
-start=$(date +%s.%N)
-: >"$LOG"
-"${cmd[@]}" >"$RUN/qemu.out" 2>&1 &
-qpid=$!
-booted=""
-status=ok
-while kill -0 $qpid 2>/dev/null; do
-	if [ -z "$booted" ] && grep -q '^softirq-rt: guest up' "$LOG"; then
-		booted=$(echo "$(date +%s.%N) - $start" | bc)
-		printf '%.1f\n' "$booted" >"$RUN/boot-seconds"
-		log "booted to userspace in $(cat "$RUN/boot-seconds") s"
+KVM_DEV=${KVM_DEV:-/dev/kvm}
+PROBE_SECONDS=${ACCEL_PROBE_SECONDS:-20}
+[[ $PROBE_SECONDS =~ ^[1-9][0-9]*$ ]] || die "ACCEL_PROBE_SECONDS must be a number of seconds"
+
+# A line only the guest kernel (printk with PRINTK_TIME) or our init can
+# print. Firmware output proves nothing: on some hosts SeaBIOS prints its
+# banner under KVM and the kernel then never runs.
+guest_proof() {
+	grep -qE '^(softirq-rt: guest up|\[ *[0-9]+\.[0-9]+\] )' "$LOG"
+}
+
+# boot tcg|kvm PROVE: run the guest until it exits or TIMEOUT. With
+# PROVE=1, give up after PROBE_SECONDS without a guest line (status
+# noproof) or when QEMU exits before one (status aborted).
+boot() {
+	local accel=$1 prove=$2 qpid proven=0 now
+	local cmd=("$QEMU_BIN" "${QEMU_MACHINE[@]}")
+	case $accel in
+	kvm) cmd+=(-accel kvm) ;;
+	tcg) cmd+=(-accel tcg,thread=multi) ;;
+	esac
+	cmd+=(-smp 2 -m 2048 -display none -no-reboot -monitor none
+		-serial "file:$LOG" -kernel "$OBJ/$KIMAGE"
+		-initrd "$RUN/initrd.cpio" -append "$APPEND")
+	[ -z "${QEMU_WRAPPER:-}" ] || cmd=("$QEMU_WRAPPER" "${cmd[@]}")
+	echo "${cmd[*]}" >"$RUN/qemu.cmd"
+	log "booting ($(basename "$JOB"), $accel, timeout ${TIMEOUT}s)"
+	start=$(date +%s.%N)
+	booted=""
+	status=ok
+	: >"$LOG"
+	"${cmd[@]}" >"$RUN/qemu.out" 2>&1 </dev/null &
+	qpid=$!
+	while kill -0 $qpid 2>/dev/null; do
+		now=$(echo "$(date +%s.%N) - $start" | bc)
+		[ $proven = 1 ] || ! guest_proof || proven=1
+		if [ -z "$booted" ] && grep -q '^softirq-rt: guest up' "$LOG"; then
+			booted=$now
+			printf '%.1f\n' "$booted" >"$RUN/boot-seconds"
+			log "booted to userspace in $(cat "$RUN/boot-seconds") s"
+		fi
+		if [ "$prove" = 1 ] && [ $proven = 0 ] && [ "$(echo "$now > $PROBE_SECONDS" | bc)" = 1 ]; then
+			status=noproof
+		elif [ "$(echo "$now > $TIMEOUT" | bc)" = 1 ]; then
+			status=timeout
+		fi
+		if [ $status != ok ]; then
+			kill $qpid 2>/dev/null
+			sleep 1
+			kill -9 $qpid 2>/dev/null || true
+			break
+		fi
+		sleep 0.2
+	done
+	wait $qpid 2>/dev/null || true
+	[ $proven = 1 ] || ! guest_proof || proven=1
+	[ "$prove" = 1 ] && [ $proven = 0 ] && [ $status = ok ] && status=aborted
+	return 0
+}
+
+# Why KVM did not boot, in QEMU's own words where it said something.
+kvm_failure() {
+	local why
+	why=$(grep -m1 -iE 'error|assert|fail|abort' "$RUN/qemu.out" 2>/dev/null || true)
+	[ -n "$why" ] || why=$(grep -m1 . "$RUN/qemu.out" 2>/dev/null || true)
+	if [ -z "$why" ]; then
+		if [ "$status" = noproof ]; then
+			why="no guest kernel output in ${PROBE_SECONDS} s under KVM"
+		else
+			why="QEMU exited before the guest kernel printed"
+		fi
 	fi
-	if [ "$(echo "$(date +%s.%N) - $start > $TIMEOUT" | bc)" = 1 ]; then
-		kill $qpid 2>/dev/null
-		sleep 1
-		kill -9 $qpid 2>/dev/null || true
-		status=timeout
-		break
+	echo "$why" | cut -c1-200
+}
+
+# give_up_kvm REASON: ACCEL=kvm fails; auto falls back, once per invocation
+give_up_kvm() {
+	[ "$ACCEL" = kvm ] && die "KVM unusable here ($1), and ACCEL=kvm was asked for"
+	echo "tcg $1" >"$ACCEL_STATE"
+	echo "[qemu] KVM unusable here ($1), using TCG" >&2
+	USE=tcg
+}
+
+# The accelerator is decided by what really boots, once per make
+# invocation: ACCEL_STATE holds 'kvm' or 'tcg <reason>' once decided.
+[ -n "${ACCEL_STATE:-}" ] || { ACCEL_STATE=$RUN.accel; : >"$ACCEL_STATE"; }
+decided=$(cat "$ACCEL_STATE" 2>/dev/null || true)
+PROVE=0
+if [ "$ACCEL" = tcg ]; then
+	USE=tcg
+elif [ "$ARCH" != "$(host_arch)" ]; then
+	[ "$ACCEL" = kvm ] && die "ACCEL=kvm: no KVM for $ARCH guests on a $(host_arch) host"
+	USE=tcg
+elif [ -n "$decided" ]; then
+	USE=${decided%% *}
+	[ "$USE" = tcg ] && [ "$ACCEL" = kvm ] && die "KVM unusable here (${decided#tcg }), and ACCEL=kvm was asked for"
+elif [ ! -w "$KVM_DEV" ]; then
+	give_up_kvm "no writable $KVM_DEV"
+else
+	USE=kvm
+	PROVE=1
+fi
+
+boot "$USE" $PROVE
+if [ $PROVE = 1 ]; then
+	if [ $status = ok ] || [ $status = timeout ]; then
+		echo kvm >"$ACCEL_STATE"
+	else
+		give_up_kvm "$(kvm_failure)"
+		cp "$RUN/qemu.out" "$RUN/qemu-kvm.out"
+		boot tcg 0
 	fi
-	sleep 0.2
-done
-wait $qpid 2>/dev/null || true
+fi
+echo "$USE" >"$RUN/accel"
 elapsed=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
 echo "$elapsed" >"$RUN/wall-seconds"
 

@@ -8,7 +8,7 @@
 # network loop and cyclictest under a softirq storm. scripts/bench.py turns
 # the boots into a table (medians, patched/baseline ratios) and gnuplot PNGs.
 #
-# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BH_LOCK=1] [RUNS=n] [QUICK=1] scripts/run.sh
+# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BH_LOCK=1] [RUNS=n] [QUICK=1] [ACCEL=auto|kvm|tcg] scripts/run.sh
 # output: build/bench/<arch>[-bhlock]-<time>/ (summary.txt, results.json,
 #         *.png, *.dat, boots/<variant>-<n>.log); build/bench/latest links it.
 
@@ -33,6 +33,7 @@ else
 fi
 [[ $RUNS =~ ^[1-9][0-9]?$ ]] || die "RUNS must be a number from 1 to 99, not '$RUNS'"
 load_params
+export ACCEL
 LOG_TAG="run $ARCH"
 
 NAME=$ARCH
@@ -52,7 +53,9 @@ job=$OUT/job.sh
 # shellcheck disable=SC2086 # GUEST_ENV is a list of assignments
 printf '#!/bin/sh\nexport %s\nexec /bin/bench.sh\n' "$GUEST_ENV" >"$job"
 
+accel_session
 args=()
+accels=()
 failed=0
 total=$((RUNS * 2))
 i=0
@@ -65,6 +68,11 @@ for run in $(seq 1 "$RUNS"); do
 		BASELINE=$([ $v = baseline ] && echo 1 || echo 0) TAG=$tag TIMEOUT=900 \
 			"$TOP/scripts/qemu.sh" "$job" >"$OUT/boots/$v-$run.qemu.log" 2>&1 || rc=$?
 		cp "$BUILD/runs/$tag/serial.log" "$OUT/boots/$v-$run.log"
+		# the accelerator chosen by the first boot holds for all of them
+		[ $i -gt 1 ] || grep -h '^\[qemu\] KVM unusable' "$OUT/boots/$v-$run.qemu.log" >&2 || true
+		a=$(cat "$BUILD/runs/$tag/accel" 2>/dev/null || echo none)
+		accels+=("$a")
+		echo "$a" >"$OUT/boots/$v-$run.accel"
 		args+=("$v:$run:$OUT/boots/$v-$run.log")
 		[ $rc -eq 0 ] || failed=$((failed + 1))
 		# one progress line per boot, with the figures that boot produced
@@ -79,7 +87,12 @@ done
 
 ln -sfn "$(basename "$OUT")" "$BUILD/bench/latest"
 rc=0
-python3 "$TOP/scripts/bench.py" "$OUT" "${args[@]}" || rc=1
+mapfile -t distinct < <(printf '%s\n' "${accels[@]}" | sort -u)
+if [ ${#distinct[@]} -ne 1 ]; then
+	log "boots ran under different accelerators (${distinct[*]}): not comparable"
+	rc=1
+fi
+BENCH_ACCEL=$(IFS=,; echo "${distinct[*]}") python3 "$TOP/scripts/bench.py" "$OUT" "${args[@]}" || rc=1
 log "$total boots in $((SECONDS - start)) s total; results in $OUT"
 if [ $failed -gt 0 ]; then
 	log "$failed of $total boots failed (guest result, splat or timeout): see $OUT/boots/*.qemu.log"

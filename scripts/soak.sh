@@ -26,6 +26,7 @@ check_value KASAN "$KASAN" "0 1"
 export CFG
 CFG=$([ "$KASAN" = 1 ] && echo kasan || echo debug)
 load_params
+accel_session
 LOG_TAG="soak $CONFIG_NAME"
 
 "$TOP/scripts/tree.sh" "$VARIANT"
