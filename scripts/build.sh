@@ -86,7 +86,8 @@ object_total() {
 		echo "$n"
 		return
 	fi
-	f=$(ls -t "$CACHE"/objects-* 2>/dev/null | head -n 1)
+	f=$(find "$CACHE" -maxdepth 1 -name 'objects-*' -printf '%T@ %p\n' 2>/dev/null |
+		sort -rn | head -n 1 | cut -d' ' -f2-)
 	if [ -n "$f" ]; then
 		echo "~$(cat "$f")"
 	else

@@ -59,7 +59,7 @@ boot() {
 	local cmd=("$QEMU_BIN" "${QEMU_MACHINE[@]}")
 	case $accel in
 	kvm) cmd+=(-accel kvm) ;;
-	tcg) cmd+=(-accel tcg,thread=multi) ;;
+	tcg) cmd+=(-accel "tcg,thread=multi") ;;
 	esac
 	cmd+=(-smp 2 -m 2048 -display none -no-reboot -monitor none
 		-serial "file:$LOG" -kernel "$OBJ/$KIMAGE"

@@ -15,7 +15,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
 # a sandbox build and cache directory holding just what qemu.sh checks for
-export BUILD_DIR=$T/build SOFTIRQ_RT_CACHE=$T/cache ARCH=$(host_arch) KERNEL=7.3 \
+ARCH=$(host_arch)
+export BUILD_DIR=$T/build SOFTIRQ_RT_CACHE=$T/cache ARCH KERNEL=7.3 \
 	BASELINE=0 BH_LOCK=0 CFG=debug ACCEL_PROBE_SECONDS=2 TIMEOUT=30
 load_params
 mkdir -p "$SOFTIRQ_RT_CACHE/dl" "$BUILD_DIR/tools" "$BUILD_DIR/initramfs/$ARCH"
