@@ -73,6 +73,9 @@ boot() {
 	: >"$LOG"
 	"${cmd[@]}" >"$RUN/qemu.out" 2>&1 </dev/null &
 	qpid=$!
+	# A QEMU which aborts is reported by the fallback line and qemu.out,
+	# not by bash's job notice on the terminal.
+	disown $qpid
 	while kill -0 $qpid 2>/dev/null; do
 		now=$(echo "$(date +%s.%N) - $start" | bc)
 		[ $proven = 1 ] || ! guest_proof || proven=1
