@@ -13,6 +13,10 @@ import re
 import sys
 
 RESULT = re.compile(r'^(not ok|ok) \d+ (.*?)(?:\s+#\s*(.*))?$')
+# A test which provokes a report on purpose brackets it with these lines;
+# a splat which contains the announced text is accepted in between.
+EXPECT_BEGIN = re.compile(r'softirq_kunit: expect begin (\S+): (.+)$')
+EXPECT_END = re.compile(r'softirq_kunit: expect end (\S+)')
 SPLATS = [
     re.compile(p) for p in (
         r'WARNING:', r'BUG:', r'Oops', r'Kernel panic',
@@ -37,6 +41,7 @@ def parse(lines):
     """Return (results, splats, markers) from the lines of one serial log."""
     results, splats, markers = [], [], {}
     in_dmesg = False
+    expected = None
     for raw in lines:
         line = clean(raw)
         # kernel messages on the console carry a timestamp prefix
@@ -49,7 +54,16 @@ def parse(lines):
                 in_dmesg = False
             markers[key.split(' ')[0] + ' ' + (key.split(' ')[1] if ' ' in key else '')] = key
             continue
+        m = EXPECT_BEGIN.search(msg)
+        if m:
+            expected = m.group(2).strip()
+            continue
+        if EXPECT_END.search(msg):
+            expected = None
+            continue
         if any(p.search(msg) for p in SPLATS):
+            if expected and expected in msg:
+                continue
             if msg not in splats:
                 splats.append(msg)
             continue
@@ -93,6 +107,12 @@ softirq-rt: dmesg end
     res, splats, _ = parse(['ok 1 x', 'NOHZ tick-stop error: local softirq work is pending',
                             '[   12.000000] ok 1 softirq_no_loss'])
     assert len(res) == 1 and len(splats) == 1, (res, splats)
+    nohz = '[    3.0] NOHZ tick-stop error: local softirq work is pending, handler #40!!!'
+    res, splats, _ = parse([
+        '[    2.9] softirq_kunit: expect begin 0badf00d: NOHZ tick-stop',
+        nohz, '[    3.1] WARNING: CPU: 1 PID: 9 at kernel/softirq.c:1 foo',
+        '[    3.2] softirq_kunit: expect end 0badf00d', nohz])
+    assert len(splats) == 2 and 'WARNING' in splats[0] and 'NOHZ' in splats[1], splats
     print('ktap.py selftest: ok')
     return 0
 
