@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build x86_64 after each patch of the series, with PREEMPT_RT and without,
-# and report the first patch that breaks. Also compares the !PREEMPT_RT text
-# size of kernel/softirq.o before and after the series.
+# and report the first patch that breaks. Also records the text size of
+# kernel/softirq.o and net/core/dev.o after every patch, which on
+# !PREEMPT_RT must not change.
 #
 # It checks out each commit of the generated tree build/<version>/patched
 # in turn (so ccache finds the objects of earlier builds of that tree) and
@@ -36,9 +37,9 @@ frags() { # rt|nort
 	fi
 }
 
-# kernel/*.c and lib/*.c files changed by the commit, as make targets
+# kernel/, lib/ and net/ C files changed by the commit, as make targets
 changed_objects() {
-	git -C "$SRC" diff --name-only "$1^" "$1" -- 'kernel/*.c' 'lib/*.c' | sed 's/\.c$/.o/'
+	git -C "$SRC" diff --name-only "$1^" "$1" -- 'kernel/*.c' 'lib/*.c' 'net/*.c' | sed 's/\.c$/.o/'
 }
 
 build_at() { # commit config
@@ -66,8 +67,15 @@ build_at() { # commit config
 		-j"$(nproc)" >"$obj/build.log" 2>&1
 }
 
-softirq_text() { # config: text size of kernel/softirq.o
-	size "$BUILD/$KVER/obj/x86_64-bisect-$1/kernel/softirq.o" | awk 'NR == 2 {print $1}'
+# Text sizes of the objects the PREEMPT_RT-only patches touch: on the
+# !PREEMPT_RT build they must stay the same from the first to the last patch.
+RT_ONLY_OBJS="kernel/softirq.o net/core/dev.o"
+objs_text() { # config
+	local o out=()
+	for o in $RT_ONLY_OBJS; do
+		out+=("${o##*/} $(size "$BUILD/$KVER/obj/x86_64-bisect-$1/$o" 2>/dev/null | awk 'NR == 2 {print $1}')")
+	done
+	(IFS=,; echo "${out[*]}")
 }
 
 head=$(git -C "$SRC" rev-parse HEAD)
@@ -78,12 +86,12 @@ for cfg in ${CONFIGS:-nort rtobj}; do
 	LOG_TAG=$cfg
 	start=$SECONDS
 	build_at pristine "$cfg" || die "the unpatched tree does not build ($cfg)"
-	echo "$cfg base softirq.o text $(softirq_text "$cfg")" >>"$SUMMARY"
+	echo "$cfg base text: $(objs_text "$cfg")" >>"$SUMMARY"
 	for c in "${commits[@]}"; do
 		subj=$(git -C "$SRC" log -1 --format=%s "$c")
 		if build_at "$c" "$cfg"; then
 			log "ok   $subj"
-			echo "$cfg ok $subj (softirq.o text $(softirq_text "$cfg"))" >>"$SUMMARY"
+			echo "$cfg ok $subj (text: $(objs_text "$cfg"))" >>"$SUMMARY"
 		else
 			log "FAIL $subj (log: $BUILD/$KVER/obj/x86_64-bisect-$cfg/build.log)"
 			echo "$cfg FAIL $subj" >>"$SUMMARY"
