@@ -5,10 +5,11 @@
 # and histograms between "softirq-rt: hist <name> begin/end" markers; each
 # phase also prints a KTAP result so that the host notices one that broke.
 #
-# Parameters (environment): CPU VICTIM_MS CYCLE_LOOPS FLOOD_S NET_S CT_S
+# Parameters (environment): CPU VICTIM_MS VICTIM_LOADS CYCLE_LOOPS FLOOD_S NET_S CT_S
 # INTERVAL_US BUCKETS
 CPU=${CPU:-1}
 VICTIM_MS=${VICTIM_MS:-3000}
+VICTIM_LOADS=${VICTIM_LOADS:-0 2 1 3 5 4}
 CYCLE_LOOPS=${CYCLE_LOOPS:-100000}
 FLOOD_S=${FLOOD_S:-3}
 NET_S=${NET_S:-20}
@@ -53,13 +54,13 @@ trace_on() {
 	echo 1 >$T/events/irq/softirq_entry/enable
 }
 
-trace_victim() {
+trace_victim() { # load own-vector
 	[ -d $T/events/irq/softirq_entry ] || return 0
 	echo 0 >$T/events/irq/softirq_entry/enable
-	awk -v load="$1" '
+	awk -v load="$1" -v own_vec="$2" '
 		/softirq_entry:/ && / tsq_victim/ {
 			a = $0; sub(/.*action=/, "", a); sub(/\].*/, "", a)
-			if (a == "TASKLET") own++; else { foreign++; by[a]++ }
+			if (a == own_vec) own++; else { foreign++; by[a]++ }
 		}
 		END {
 			s = ""
@@ -73,13 +74,17 @@ trace_victim() {
 modprobe test_softirq || { result 1 load_test_softirq; exit 1; }
 echo "BENCH boot kernel=$(uname -r) cpus=$(nproc) cpu=$CPU victim_ms=$VICTIM_MS cycle_loops=$CYCLE_LOOPS flood_s=$FLOOD_S net_s=$NET_S ct_s=$CT_S interval_us=$INTERVAL_US"
 
-# 1. victim, unloaded then loaded
-for load in 0 1; do
+# 1. victim: unloaded, the hard interrupt alone (control), foreign work on
+# another vector (hi), on its own vector (tasklet), and NET_RX with its own
+# control. The trace counts every vector except the victim's own.
+for load in $VICTIM_LOADS; do
+	own_vec=TASKLET
+	[ "$load" -lt 4 ] || own_vec=NET_RX
 	trace_on
-	ctl victim "$CPU" $load "$VICTIM_MS"
+	ctl victim "$CPU" "$load" "$VICTIM_MS"
 	rc=$?
 	echo "BENCH $(cat $D/result)"
-	trace_victim $load
+	trace_victim "$load" "$own_vec"
 	result $rc "victim_load_$load"
 done
 
