@@ -5,6 +5,7 @@
 #   make soak     stress + hotplug + stress-ng + torture on the patched kernel
 #   make lint     W=1 + sparse on the touched files, htmldocs, checkpatch
 #   make mail     format the series for the list into build/outgoing/
+#   make apply-check  the series against the newest Debian source of its line
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
 #            RUNS=n QUICK=1 (make run)  DURATION=s KASAN=0|1 (make soak)
@@ -15,10 +16,10 @@ S := scripts
 
 export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL
 
-.PHONY: run check soak setup kernel-src tree export build initramfs bisect-check lint lint-scripts mail clean help
+.PHONY: run check soak setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
 
 run: setup kernel-src
 	$(S)/run.sh
@@ -48,6 +49,11 @@ build: kernel-src
 
 initramfs: build
 	$(S)/initramfs.sh
+
+# Offset, fuzz or failure per hunk against the newest linux-source package
+# of KERNEL's line in Debian's archive (downloaded if newer than the cache).
+apply-check: setup
+	$(S)/apply-check.sh drift
 
 # Build x86_64 after each patch, RT and !RT; report the first that breaks.
 bisect-check: kernel-src

@@ -23,7 +23,8 @@ fragments() {
 	echo "$TOP/configs/$ARCH.config"
 	[ "$CFG" = perf ] || echo "$TOP/configs/debug.config"
 	[ "$CFG" = kasan ] && echo "$TOP/configs/kasan.config"
-	[ "$BH_LOCK" = 1 ] && echo "$TOP/configs/bh-lock.config"
+	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
+		echo "$TOP/configs/bh-lock.config"
 	return 0
 }
 
@@ -59,7 +60,8 @@ check_config() {
 		DEBUG_FS TRACING KUNIT)
 	[ "$CFG" = perf ] || want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
 	[ "$CFG" = kasan ] && want+=(KASAN)
-	[ "$BH_LOCK" = 1 ] && want+=(PREEMPT_RT_NEEDS_BH_LOCK)
+	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
+		want+=(PREEMPT_RT_NEEDS_BH_LOCK)
 	for sym in "${want[@]}"; do
 		grep -q "^CONFIG_$sym=y" "$OBJ/.config" ||
 			die "CONFIG_$sym is not set after merging the fragments (see $OBJ/config.log)"

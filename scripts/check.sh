@@ -6,7 +6,7 @@
 #
 # usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BASELINE=1] [BH_LOCK=1] [ACCEL=auto|kvm|tcg] scripts/check.sh
 #   without ARCH/BH_LOCK: x86_64, arm64 and x86_64 with BH_LOCK=1
-# output: build/check/<run>/results (one 'pass|fail|skip name' per line)
+# output: build/check/results, build/check-6.12/results for KERNEL=6.12 (one 'pass|fail|skip name' per line)
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -19,18 +19,27 @@
 check_value KERNEL "${KERNEL:-7.3}" "$VALID_KERNEL"
 check_value BASELINE "${BASELINE:-0}" "$VALID_BOOL"
 check_value ACCEL "${ACCEL:-auto}" "$VALID_ACCEL"
+export KERNEL=${KERNEL:-7.3}
+# shellcheck source=scripts/kernels/7.3.conf
+. "$TOP/scripts/kernels/$KERNEL.conf"
+[ "${BH_LOCK:-1}" = 1 ] || [ "$BH_LOCK_BUILTIN" = 0 ] ||
+	die "KERNEL=$KERNEL always has the BH lock on PREEMPT_RT: BH_LOCK=0 needs KERNEL=7.3"
 accel_session
 
 if [ -n "${ARCH:-}" ] || [ -n "${BH_LOCK:-}" ]; then
-	MATRIX=("${ARCH:-$(host_arch)}:${BH_LOCK:-0}")
+	MATRIX=("${ARCH:-$(host_arch)}:${BH_LOCK:-$BH_LOCK_BUILTIN}")
+elif [ "$BH_LOCK_BUILTIN" = 1 ]; then
+	MATRIX=(x86_64:1 arm64:1)
 else
 	MATRIX=(x86_64:0 arm64:0 x86_64:1)
 fi
 VARIANT_NAME=patched
 [ "${BASELINE:-0}" = 1 ] && VARIANT_NAME=baseline
 
-RESULTS=$BUILD/check/results
-mkdir -p "$BUILD/check"
+# 7.3 in build/check, 6.12 in build/check-6.12; 6.12's names start "6.12-"
+CHECK_DIR=$BUILD/check${CHECK_PREFIX:+-${CHECK_PREFIX%-}}
+RESULTS=$CHECK_DIR/results
+mkdir -p "$CHECK_DIR"
 : >"$RESULTS"
 START=$SECONDS
 
@@ -39,7 +48,7 @@ record() { # record pass|fail NAME
 	[ "$1" = pass ] || log "FAIL $2"
 }
 
-TIMINGS=$BUILD/check/timings
+TIMINGS=$CHECK_DIR/timings
 : >"$TIMINGS"
 step() { # step NAME command...: run a stage, record its outcome and time
 	local name=$1 t0=$SECONDS rc=0
@@ -56,23 +65,23 @@ step() { # step NAME command...: run a stage, record its outcome and time
 
 checkpatch() {
 	local src p rc=0 st
-	src=$(ARCH=x86_64 BH_LOCK=0 BASELINE=0 load_params && src_dir patched)
+	src=$(ARCH=x86_64 BASELINE=0 load_params && src_dir patched)
 	while read -r p; do
 		st=0
-		run_checkpatch "$src" "$TOP/$p" >"$BUILD/check/checkpatch.out" || st=$?
+		run_checkpatch "$src" "$TOP/$p" >"$CHECK_DIR/checkpatch.out" || st=$?
 		if [ $st -ne 1 ]; then
-			[ $st -eq 0 ] || sed 's/^/  justified in the changelog: /' "$BUILD/check/checkpatch.out"
-			record pass "checkpatch.${p#patches/}"
+			[ $st -eq 0 ] || sed 's/^/  justified in the changelog: /' "$CHECK_DIR/checkpatch.out"
+			record pass "checkpatch.${p##*/}"
 		else
-			sed 's/^/  /' "$BUILD/check/checkpatch.out"
-			record fail "checkpatch.${p#patches/}"
+			sed 's/^/  /' "$CHECK_DIR/checkpatch.out"
+			record fail "checkpatch.${p##*/}"
 			rc=1
 		fi
 	done < <(series_patches)
 	return $rc
 }
 
-GUEST_JOB=$BUILD/check/guest-job.sh
+GUEST_JOB=$CHECK_DIR/guest-job.sh
 SOAK_SECONDS=${SOAK_SECONDS:-60}
 [[ $SOAK_SECONDS =~ ^[1-9][0-9]*$ ]] || die "SOAK_SECONDS must be a number of seconds"
 sed "s/\${SOAK_SECONDS}/$SOAK_SECONDS/" >"$GUEST_JOB" <<'JOB'
@@ -87,7 +96,7 @@ JOB
 
 run_config() { # ARCH:BH_LOCK
 	local arch=${1%:*} bh=${1#*:} name
-	name=$arch-$VARIANT_NAME
+	name=$CHECK_PREFIX$arch-$VARIANT_NAME
 	[ "$bh" = 1 ] && name=$name-bhlock
 	export ARCH=$arch BH_LOCK=$bh CFG=debug
 	log "== $name"
@@ -109,6 +118,7 @@ step "apply.$VARIANT_NAME" "$TOP/scripts/tree.sh" "$VARIANT_NAME"
 if [ "$VARIANT_NAME" = patched ]; then
 	step apply.git-am "$TOP/scripts/apply-check.sh" git-am || true
 	step apply.quilt "$TOP/scripts/apply-check.sh" quilt || true
+	step apply.newest-debian "$TOP/scripts/apply-check.sh" drift || true
 	checkpatch || true
 fi
 for cfg in "${MATRIX[@]}"; do

@@ -54,20 +54,22 @@ as_root() {
 load_params() {
 	ARCH=${ARCH:-$(host_arch)}
 	KERNEL=${KERNEL:-7.3}
+	check_value KERNEL "$KERNEL" "$VALID_KERNEL"
+	# shellcheck source=scripts/kernels/7.3.conf
+	. "$TOP/scripts/kernels/$KERNEL.conf"
 	BASELINE=${BASELINE:-0}
-	BH_LOCK=${BH_LOCK:-0}
+	BH_LOCK=${BH_LOCK:-${BH_LOCK_BUILTIN:-0}}
+	[ "$BH_LOCK" = 1 ] || [ "${BH_LOCK_BUILTIN:-0}" = 0 ] ||
+		die "KERNEL=$KERNEL always has the BH lock on PREEMPT_RT: BH_LOCK=0 needs KERNEL=7.3"
 	CFG=${CFG:-debug}
 	ACCEL=${ACCEL:-auto}
 	check_value ACCEL "$ACCEL" "$VALID_ACCEL"
 	check_value ARCH "$ARCH" "$VALID_ARCH"
-	check_value KERNEL "$KERNEL" "$VALID_KERNEL"
 	check_value BASELINE "$BASELINE" "$VALID_BOOL"
 	check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
 	check_value CFG "$CFG" "$VALID_CFG"
 	# shellcheck source=scripts/arch/x86_64.conf
 	. "$TOP/scripts/arch/$ARCH.conf"
-	# shellcheck source=scripts/kernels/7.3.conf
-	. "$TOP/scripts/kernels/$KERNEL.conf"
 	VARIANT=patched
 	[ "$BASELINE" = 1 ] && VARIANT=baseline
 	CONFIG_NAME=$ARCH-$VARIANT-$CFG
@@ -112,13 +114,15 @@ obj_dir() {
 series_hash() {
 	local files
 	mapfile -t files < <(series_patches)
-	(cd "$TOP" && cat series "${files[@]}" 2>/dev/null) | sha256sum | cut -c1-16
+	(cd "$TOP" && cat "$SERIES" "${files[@]}" 2>/dev/null) | sha256sum | cut -c1-16
 }
 
-# Patch files in series order (comments and blank lines skipped).
+# Patch files of $KERNEL's series in order (comments and blank lines
+# skipped), relative to the checkout: patches/x.patch for 7.3,
+# patches/6.12/x.patch for 6.12 (SERIES and PATCHES from kernels/*.conf).
 series_patches() {
-	[ -f "$TOP/series" ] || return 0
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/series" | awk '{print "patches/" $1}'
+	[ -f "$TOP/$SERIES" ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/$SERIES" | awk -v d="$PATCHES" '{print d "/" $1}'
 }
 
 # Environment of every kernel build: ccache with paths relative to $BUILD

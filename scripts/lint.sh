@@ -83,9 +83,9 @@ while read -r p; do
 	st=0
 	run_checkpatch "$SRC" "$TOP/$p" >>"$OUT/checkpatch.log" || st=$?
 	case $st in
-	0) note "ok   checkpatch --strict: ${p#patches/}" ;;
-	2) note "ok   checkpatch --strict: ${p#patches/}: finding justified in the changelog" ;;
-	*) note "FAIL checkpatch --strict: ${p#patches/}, see $OUT/checkpatch.log" ;;
+	0) note "ok   checkpatch --strict: ${p##*/}" ;;
+	2) note "ok   checkpatch --strict: ${p##*/}: finding justified in the changelog" ;;
+	*) note "FAIL checkpatch --strict: ${p##*/}, see $OUT/checkpatch.log" ;;
 	esac
 done < <(series_patches)
 
