@@ -13,7 +13,7 @@
 # objects of the files each patch touches, with W=1: quick).
 #
 # usage: [KERNEL=7.3] [CONFIGS="nort rt"] scripts/bisect-check.sh
-# output: build/bisect/summary
+# output: build/bisect/summary (build/bisect-6.12/summary for KERNEL=6.12)
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -21,7 +21,7 @@
 [ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [CONFIGS=\"rt nort\"] $0" >&2; exit 2; }
 ARCH=x86_64
 load_params
-patched_tree_stage bisect
+patched_tree_stage "bisect${CHECK_PREFIX:+-${CHECK_PREFIX%-}}"
 
 kbuild_env
 

@@ -9,7 +9,7 @@
 # the boots into a table (medians, patched/baseline ratios) and gnuplot PNGs.
 #
 # usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BH_LOCK=1] [RUNS=n] [QUICK=1] [ACCEL=auto|kvm|tcg] scripts/run.sh
-# output: build/bench/<arch>[-bhlock]-<time>/ (summary.txt, results.json,
+# output: build/bench/[6.12-]<arch>[-bhlock]-<time>/ (summary.txt, results.json,
 #         *.png, *.dat, boots/<variant>-<n>.log); build/bench/latest links it.
 
 # shellcheck source=scripts/lib.sh
@@ -36,8 +36,9 @@ load_params
 export ACCEL
 LOG_TAG="run $ARCH"
 
-NAME=$ARCH
-[ "$BH_LOCK" = 0 ] || NAME=$ARCH-bhlock
+# 6.12's runs are kept apart from 7.3's (6.12 always has the BH lock)
+NAME=$CHECK_PREFIX$ARCH
+[ "$BH_LOCK" = 0 ] || NAME=$NAME-bhlock
 OUT=$BUILD/bench/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/boots"
 start=$SECONDS
