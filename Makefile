@@ -8,13 +8,13 @@
 #   make apply-check  the series against the newest Debian source of its line
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
-#            RUNS=n QUICK=1 (make run)  DURATION=s KASAN=0|1 (make soak)
+#            RUNS=n QUICK=1 ICOUNT=auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
 S := scripts
 
-export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL
+export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL ICOUNT
 
 .PHONY: run check soak setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
 

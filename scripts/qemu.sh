@@ -3,10 +3,13 @@
 # full serial log, parse its KTAP and scan it for splats.
 #
 # usage: ARCH=.. KERNEL=.. [BASELINE=1] [BH_LOCK=1] [CFG=..] [TIMEOUT=s] [TAG=name] \
-#        [ACCEL=auto|kvm|tcg] scripts/qemu.sh JOB_SCRIPT
+#        [ACCEL=auto|kvm|tcg] [ICOUNT=auto|0..10] scripts/qemu.sh JOB_SCRIPT
 # ACCEL=auto uses KVM only once a guest booted under it printed a kernel or
 # init line within ACCEL_PROBE_SECONDS (20); otherwise this guest and every
 # later one of the same invocation ($ACCEL_STATE) run under TCG.
+# ICOUNT=auto|N runs TCG guests with -icount shift=auto|N,sleep=off:
+# virtual time from the instruction count instead of the host clock, on one
+# host thread for all vCPUs (make run's latency evaluation; KVM ignores it).
 # output: build/runs/<tag>/{serial.log,results,accel}; exit 0 only when
 # every result passed and the log is clean.
 
@@ -24,6 +27,8 @@ load_params
 OBJ=$(obj_dir)
 TIMEOUT=${TIMEOUT:-600}
 TAG=${TAG:-$CONFIG_NAME}
+ICOUNT=${ICOUNT:-}
+[ -z "$ICOUNT" ] || check_value ICOUNT "$ICOUNT" "auto 0 1 2 3 4 5 6 7 8 9 10"
 RUN=$BUILD/runs/$TAG
 LOG_TAG=$TAG
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "TIMEOUT must be a number of seconds, not '$TIMEOUT'"
@@ -59,7 +64,14 @@ boot() {
 	local cmd=("$QEMU_BIN" "${QEMU_MACHINE[@]}")
 	case $accel in
 	kvm) cmd+=(-accel kvm) ;;
-	tcg) cmd+=(-accel "tcg,thread=multi") ;;
+	tcg)
+		if [ -n "$ICOUNT" ]; then
+			# icount needs one TCG thread for all vCPUs
+			cmd+=(-accel "tcg,thread=single" -icount "shift=$ICOUNT,sleep=off")
+		else
+			cmd+=(-accel "tcg,thread=multi")
+		fi
+		;;
 	esac
 	cmd+=(-smp 2 -m 2048 -display none -no-reboot -monitor none
 		-serial "file:$LOG" -kernel "$OBJ/$KIMAGE"
@@ -156,7 +168,11 @@ if [ $PROVE = 1 ]; then
 		boot tcg 0
 	fi
 fi
-echo "$USE" >"$RUN/accel"
+if [ "$USE" = tcg ] && [ -n "$ICOUNT" ]; then
+	echo "tcg-icount-$ICOUNT" >"$RUN/accel"
+else
+	echo "$USE" >"$RUN/accel"
+fi
 elapsed=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
 echo "$elapsed" >"$RUN/wall-seconds"
 

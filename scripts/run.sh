@@ -8,7 +8,10 @@
 # network loop and cyclictest under a softirq storm. scripts/bench.py turns
 # the boots into a table (medians, patched/baseline ratios) and gnuplot PNGs.
 #
-# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BH_LOCK=1] [RUNS=n] [QUICK=1] [ACCEL=auto|kvm|tcg] scripts/run.sh
+# usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BH_LOCK=1] [RUNS=n] [QUICK=1] [ACCEL=auto|kvm|tcg]
+#        [ICOUNT=auto|0..10] scripts/run.sh
+# ICOUNT: every boot under TCG with -icount (scripts/qemu.sh); its results
+# directory is named ...-icount<value>-<time>.
 # output: build/bench/[6.12-]<arch>[-bhlock]-<time>/ (summary.txt, results.json,
 #         *.png, *.dat, boots/<variant>-<n>.log); build/bench/latest links it.
 
@@ -16,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [QUICK=1] $0" >&2
+	echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [QUICK=1] [ICOUNT=auto|0..10] $0" >&2
 	exit 2
 }
 [ $# -eq 0 ] || usage
@@ -39,6 +42,14 @@ LOG_TAG="run $ARCH"
 # 6.12's runs are kept apart from 7.3's (6.12 always has the BH lock)
 NAME=$CHECK_PREFIX$ARCH
 [ "$BH_LOCK" = 0 ] || NAME=$NAME-bhlock
+ICOUNT=${ICOUNT:-}
+if [ -n "$ICOUNT" ]; then
+	check_value ICOUNT "$ICOUNT" "auto 0 1 2 3 4 5 6 7 8 9 10"
+	[ "$ACCEL" != kvm ] || die "ICOUNT needs TCG, not ACCEL=kvm"
+	ACCEL=tcg
+	NAME=$NAME-icount$ICOUNT
+	export ICOUNT
+fi
 OUT=$BUILD/bench/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/boots"
 start=$SECONDS
