@@ -137,14 +137,15 @@ kbuild_env() {
 	export KBUILD_BUILD_HOST=qemu
 }
 
-# A test-only patch touches nothing but test code; the baseline kernel gets
-# these so the same tests run against the unpatched softirq code. The
-# interrupt simulator fix counts as one: the test module's stress mode
-# fires a simulated interrupt from every CPU, which without it can oops,
-# and it does not touch softirq processing.
+# A test-only patch touches nothing but test code (TEST_FILES of the line's
+# kernels/*.conf: where its tests live); the baseline kernel gets these so
+# the same tests run against the unpatched softirq code. The interrupt
+# simulator fix counts as one: the test module's stress mode fires a
+# simulated interrupt from every CPU, which without it can oops, and it does
+# not touch softirq processing.
 is_test_patch() {
 	! grep '^diff --git a/' "$1" | awk '{print substr($3, 3)}' |
-		grep -qvE '^(lib/tests/|tools/testing/selftests/|lib/Kconfig\.debug$|MAINTAINERS$|kernel/irq/irq_sim\.c$)'
+		grep -qvE "^($TEST_FILES|tools/testing/selftests/|lib/Kconfig\.debug\$|MAINTAINERS\$|kernel/irq/irq_sim\.c\$)"
 }
 
 # checkpatch --strict on patch file $2, run from kernel tree $1 with
