@@ -2,10 +2,16 @@
 """Summarise benchmark boots: baseline vs patched, medians over boots.
 
 usage: bench.py OUTDIR VARIANT:RUN:SERIAL_LOG...
+       bench.py --spread RESULTS_DIR...
+
 
 Reads the "BENCH ..." lines and histograms which scripts/guest/bench.sh
 printed, writes OUTDIR/{summary.txt,results.json,*.dat,*.gp,*.png} and prints
 the summary table. Exit status 1 when a boot lacks a result.
+
+--spread compares finished runs (e.g. plain TCG and ICOUNT=auto): per
+latency row and variant, the relative spread over boots, (max - min) /
+median, and how many rows tell baseline and patched apart (disjoint ranges).
 """
 
 import json
@@ -380,5 +386,34 @@ def main():
     return 1 if missing else 0
 
 
+def spread_report(dirs):
+    """Relative boot-to-boot spread of every latency row, one column a run."""
+    runs = []
+    for d in dirs:
+        with open(os.path.join(d, "results.json")) as f:
+            runs.append((os.path.basename(os.path.normpath(d)), json.load(f)))
+    w = max(len(r[1]) for r in ROWS) + 2
+    print("relative spread over boots, (max-min)/median, baseline / patched")
+    print(f"{'metric':<{w}}" + "".join(f" {n[-28:]:>28}" for n, _ in runs))
+    for key, label, _, _, kind in ROWS:
+        if kind != "lat":
+            continue
+        cells = []
+        for _, res in runs:
+            c = []
+            for v in ("baseline", "patched"):
+                s_, m = res["spread"].get(v, {}).get(key), res["median"].get(v, {}).get(key)
+                c.append(f"{(s_[1] - s_[0]) / m:.2f}" if s_ and m else "-")
+            cells.append(" / ".join(c))
+        print(f"{label:<{w}}" + "".join(f" {c:>28}" for c in cells))
+    for name, res in runs:
+        vds = [v for k, v in res["verdict"].items() if v in ("lower", "higher", "no diff.")]
+        told = sum(v != "no diff." for v in vds)
+        print(f"{name}: {res['accel']}, {told} of {len(vds)} latency rows tell baseline and patched apart")
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--spread":
+        sys.exit(spread_report(sys.argv[2:]))
     sys.exit(main())
