@@ -392,6 +392,7 @@ def spread_report(dirs):
     for d in dirs:
         with open(os.path.join(d, "results.json")) as f:
             runs.append((os.path.basename(os.path.normpath(d)), json.load(f)))
+    lat_keys = {r[0] for r in ROWS if r[4] == "lat"}
     w = max(len(r[1]) for r in ROWS) + 2
     print("relative spread over boots, (max-min)/median, baseline / patched")
     print(f"{'metric':<{w}}" + "".join(f" {n[-28:]:>28}" for n, _ in runs))
@@ -409,7 +410,14 @@ def spread_report(dirs):
     for name, res in runs:
         vds = [v for k, v in res["verdict"].items() if v in ("lower", "higher", "no diff.")]
         told = sum(v != "no diff." for v in vds)
-        print(f"{name}: {res['accel']}, {told} of {len(vds)} latency rows tell baseline and patched apart")
+        rel = sorted((s_[1] - s_[0]) / res["median"][v][k]
+                     for v in ("baseline", "patched")
+                     for k, s_ in res["spread"].get(v, {}).items()
+                     if k in lat_keys and s_ and res["median"][v].get(k))
+        mid = f"{rel[len(rel) // 2]:.2f}" if rel else "-"
+        p90 = f"{rel[int(len(rel) * 0.9)]:.2f}" if rel else "-"
+        print(f"{name}: {res['accel']}, {told} of {len(vds)} latency rows tell baseline and "
+              f"patched apart; relative spread median {mid}, p90 {p90}")
     return 0
 
 
