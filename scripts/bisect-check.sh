@@ -21,7 +21,7 @@
 [ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [CONFIGS=\"rt nort\"] $0" >&2; exit 2; }
 ARCH=x86_64
 load_params
-patched_tree_stage "bisect${CHECK_PREFIX:+-${CHECK_PREFIX%-}}"
+patched_tree_stage "$(basename "$(line_dir bisect)")"
 
 kbuild_env
 

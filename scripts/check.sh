@@ -37,7 +37,7 @@ VARIANT_NAME=patched
 [ "${BASELINE:-0}" = 1 ] && VARIANT_NAME=baseline
 
 # 7.3 in build/check, 6.12 in build/check-6.12; 6.12's names start "6.12-"
-CHECK_DIR=$BUILD/check${CHECK_PREFIX:+-${CHECK_PREFIX%-}}
+CHECK_DIR=$(line_dir check)
 RESULTS=$CHECK_DIR/results
 mkdir -p "$CHECK_DIR"
 : >"$RESULTS"

@@ -17,6 +17,7 @@ VALID_KERNEL="7.3 6.12"
 VALID_BOOL="0 1"
 VALID_CFG="debug perf kasan"
 VALID_ACCEL="auto kvm tcg"
+VALID_ICOUNT="auto 0 1 2 3 4 5 6 7 8 9 10"
 
 die() {
 	echo "[$STAGE] error: $*" >&2
@@ -64,6 +65,8 @@ load_params() {
 	CFG=${CFG:-debug}
 	ACCEL=${ACCEL:-auto}
 	check_value ACCEL "$ACCEL" "$VALID_ACCEL"
+	ICOUNT=${ICOUNT:-}
+	[ -z "$ICOUNT" ] || check_value ICOUNT "$ICOUNT" "$VALID_ICOUNT"
 	check_value ARCH "$ARCH" "$VALID_ARCH"
 	check_value BASELINE "$BASELINE" "$VALID_BOOL"
 	check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
@@ -108,6 +111,12 @@ src_dir() {
 
 obj_dir() {
 	echo "$BUILD/$(kernel_version)/obj/$CONFIG_NAME"
+}
+
+# A per-line output directory under $BUILD: NAME for 7.3, NAME-6.12 for
+# 6.12 (CHECK_PREFIX of kernels/*.conf), so the lines' results stay apart.
+line_dir() {
+	echo "$BUILD/$1${CHECK_PREFIX:+-${CHECK_PREFIX%-}}"
 }
 
 # Fingerprint of the series as it is in the checkout.

@@ -27,8 +27,6 @@ load_params
 OBJ=$(obj_dir)
 TIMEOUT=${TIMEOUT:-600}
 TAG=${TAG:-$CONFIG_NAME}
-ICOUNT=${ICOUNT:-}
-[ -z "$ICOUNT" ] || check_value ICOUNT "$ICOUNT" "auto 0 1 2 3 4 5 6 7 8 9 10"
 RUN=$BUILD/runs/$TAG
 LOG_TAG=$TAG
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "TIMEOUT must be a number of seconds, not '$TIMEOUT'"

@@ -42,9 +42,7 @@ LOG_TAG="run $ARCH"
 # 6.12's runs are kept apart from 7.3's (6.12 always has the BH lock)
 NAME=$CHECK_PREFIX$ARCH
 [ "$BH_LOCK" = 0 ] || NAME=$NAME-bhlock
-ICOUNT=${ICOUNT:-}
 if [ -n "$ICOUNT" ]; then
-	check_value ICOUNT "$ICOUNT" "auto 0 1 2 3 4 5 6 7 8 9 10"
 	[ "$ACCEL" != kvm ] || die "ICOUNT needs TCG, not ACCEL=kvm"
 	ACCEL=tcg
 	NAME=$NAME-icount$ICOUNT
