@@ -8,7 +8,7 @@
 #   make apply-check  the series against the newest Debian source of its line
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
-#            RUNS=n QUICK=1 ICOUNT=auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
+#            RUNS=n QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash

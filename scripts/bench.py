@@ -1,13 +1,18 @@
 #!/usr/bin/python3
 """Summarise benchmark boots: baseline vs patched, medians over boots.
 
-usage: bench.py OUTDIR VARIANT:RUN:SERIAL_LOG...
+usage: bench.py OUTDIR GROUP:VARIANT:RUN:SERIAL_LOG...
        bench.py --spread RESULTS_DIR...
 
 
 Reads the "BENCH ..." lines and histograms which scripts/guest/bench.sh
 printed, writes OUTDIR/{summary.txt,results.json,*.dat,*.gp,*.png} and prints
 the summary table. Exit status 1 when a boot lacks a result.
+
+GROUP is "tcg" for the plain TCG (or KVM) boots, which run every phase, or
+"icount<shift>" for the boots which run the victim alone under -icount: the
+victim's latency rows come from those when present, everything else from
+the "tcg" boots. Baseline and patched are only ever compared within a group.
 
 --spread compares finished runs (e.g. plain TCG and ICOUNT=auto): per
 latency row and variant, the relative spread over boots, (max - min) /
@@ -54,16 +59,39 @@ def parse_log(path):
     m = {}
     hists = {"netloop": {}, "netloop_wake": {}, "netloop_send": {}, "cyclictest": {}}
     section = None
+    rtla_cols = []
     with open(path, errors="replace") as f:
         for raw in f:
             line = raw.strip().replace("\r", "")
+            if line.startswith("softirq-rt: rtla auto-analysis "):
+                section = "aa" if line.endswith("begin") else None
+                continue
+            if section == "aa":
+                m.setdefault("rtla_aa", []).append(line)
+                continue
             if line.startswith("softirq-rt: hist "):
                 name, what = line.split()[2:4]
                 section = name if what == "begin" else None
                 continue
+            if section == "rtla":
+                # "Index IRQ-001 Thr-001", then "<us> <irq> <thread>" and
+                # "min:", "avg:", "max:" rows
+                f_ = line.split()
+                if f_ and f_[0] == "Index":
+                    rtla_cols = [c.split("-")[0].lower() for c in f_[1:]]
+                elif f_ and f_[0] in ("min:", "avg:", "max:") and rtla_cols:
+                    for c, x in zip(rtla_cols, f_[1:]):
+                        if re.match(r'^[\d.]+$', x):
+                            m[f"rtla_{c}_{f_[0][:-1]}_us"] = num(x)
+                elif f_ and f_[0].isdigit() and rtla_cols:
+                    hists.setdefault("rtla", {})[int(f_[0])] = [int(x) for x in f_[1:]]
+                continue
             if section and re.match(r'^\d+ ', line):
                 cols = [int(c) for c in line.split()]
-                if section == "netloop":
+                if section.startswith("victim"):
+                    # <us> <section> <disable> <enable>
+                    hists.setdefault("victim", {}).setdefault(section[6:], {})[cols[0]] = cols[1:4]
+                elif section == "netloop":
                     hists["netloop"][cols[0]] = cols[1]
                     hists["netloop_wake"][cols[0]] = cols[2]
                     if len(cols) > 3:
@@ -78,7 +106,7 @@ def parse_log(path):
             kind = body.split()[0]
             d = kv(body)
             if kind == "victim":
-                ld = d["load"]
+                ld = d.get("raiser", d["load"])
                 for k in ("p50_ns", "p99_ns", "p999_ns", "max_ns"):
                     m[f"victim{ld}_{k[:-3]}_us"] = num(d[k]) / 1000
                     for part in ("full", "dis"):
@@ -87,15 +115,25 @@ def parse_log(path):
                 m[f"victim{ld}_foreign"] = num(d["foreign_in_victim"])
                 m[f"victim{ld}_own"] = num(d["own_in_victim"])
                 m[f"victim{ld}_samples"] = num(d["samples"])
+                if ld == "0":
+                    # the tick alone: the raisers' reference, from the same boots
+                    for k in ("full_p999_ns", "full_max_ns", "p999_ns"):
+                        m[f"victimtick_{k[:-3]}_us"] = num(d[k]) / 1000
                 if "blocked" in d:
                     m[f"victim{ld}_blocked"] = num(d["blocked"])
                     m[f"victim{ld}_blocked_us"] = num(d["blocked_ns"]) / 1000
                     m[f"victim{ld}_preempted"] = num(d["preempted"])
                     m[f"victim{ld}_boosted"] = num(d["foreign_boosted"])
                     m[f"victim{ld}_own_elsewhere"] = num(d["own_runs"]) - num(d["own_in_victim"])
+            elif kind == "raiser_softirqs":
+                m[f"victim{d['raiser']}_raised_on_cpu"] = d["raised_on_cpu"]
             elif kind == "victim_trace":
-                m[f"victim{d['load']}_foreign_all"] = num(d["foreign_vectors"])
-                m[f"victim{d['load']}_foreign_by_vector"] = d["foreign_by_vector"]
+                ld = d.get("raiser", d["load"])
+                m[f"victim{ld}_foreign_all"] = num(d["foreign_vectors"])
+                m[f"victim{ld}_foreign_by_vector"] = d["foreign_by_vector"]
+                if ld == "0":
+                    m["victimtick_foreign_all"] = num(d["foreign_vectors"])
+                    m["victimtick_foreign_by_vector"] = d["foreign_by_vector"]
             elif kind == "cycle":
                 m["cycle_ns"] = num(d["cycle_ps"]) / 1000
             elif kind == "flood":
@@ -116,12 +154,21 @@ def parse_log(path):
                     m["ct_max_us"] = max(num(x) for x in d["Max"].split(","))
                 if "Avg" in d:
                     m["ct_avg_us"] = statistics.mean(num(x) for x in d["Avg"].split(","))
+    # every duration of a victim run must be in its histogram exactly once
+    for name, h in hists.get("victim", {}).items():
+        got = sum(c[0] for c in h.values())
+        if got != m.get(f"victim{name}_samples"):
+            m.setdefault("hist_mismatch", []).append(f"victim{name}: {got} in the histogram")
     if hists["netloop"]:
         m["net_p99_us"] = hist_percentile(hists["netloop"], 0.99)
         m["net_p999_us"] = hist_percentile(hists["netloop"], 0.999)
     if hists["netloop_send"]:
         m["net_send_p99_us"] = hist_percentile(hists["netloop_send"], 0.99)
         m["net_send_p999_us"] = hist_percentile(hists["netloop_send"], 0.999)
+    if hists.get("rtla") and "thr" in rtla_cols:
+        i = rtla_cols.index("thr")
+        thr = {b: c[i] for b, c in hists["rtla"].items() if len(c) > i}
+        m["rtla_thr_p99_us"] = hist_percentile(thr, 0.99)
     if hists["cyclictest"]:
         flat = {b: sum(c) for b, c in hists["cyclictest"].items()}
         m["ct_p99_us"] = hist_percentile(flat, 0.99)
@@ -147,6 +194,21 @@ for ld, name in FOREIGN_LOADS:
         (f"victim{ld}_own_elsewhere", f"victim {name}: own work run by another context", "", 0, "cnt"),
     ]
 ROWS += [("victim0_foreign_all", "victim unloaded: foreign softirq entries in the RT task (trace)", "", 0, "cnt")]
+# Real kernel paths raising softirqs on the victim's CPU, without the
+# module's timer; the tick alone is the unloaded run of the same boots.
+RAISERS = [("tick", "tick only (unloaded)"), ("rps", "RPS loopback flood"),
+           ("blk", "virtio-blk completions"), ("net", "virtio-net receive from the host")]
+for r, name in RAISERS:
+    if r != "tick":
+        ROWS += [
+            (f"victim{r}_foreign_all", f"raiser {name}: foreign softirq entries in the RT task", "", 0, "cnt"),
+            (f"victim{r}_blocked", f"raiser {name}: sections the RT task blocked in", "", 0, "cnt"),
+        ]
+    ROWS += [
+        (f"victim{r}_full_p999_us", f"raiser {name}: section p99.9", "us", 1, "lat"),
+        (f"victim{r}_full_max_us", f"raiser {name}: section max", "us", 1, "lat"),
+        (f"victim{r}_p999_us", f"raiser {name}: local_bh_enable() p99.9", "us", 1, "lat"),
+    ]
 for ld, name in LOADS:
     ROWS += [
         (f"victim{ld}_full_p99_us", f"victim {name}: section p99", "us", 1, "lat"),
@@ -167,6 +229,10 @@ ROWS += [
     ("ct_avg_us", "cyclictest: avg (mean of CPUs), storm", "us", 0, "lat"),
     ("ct_p99_us", "cyclictest: p99 (all CPUs), storm", "us", 0, "lat"),
     ("ct_max_us", "cyclictest: max (all CPUs), storm", "us", 0, "lat"),
+    ("rtla_irq_max_us", "rtla timerlat: IRQ latency max, storm", "us", 0, "lat"),
+    ("rtla_thr_avg_us", "rtla timerlat: thread latency avg, storm", "us", 0, "lat"),
+    ("rtla_thr_p99_us", "rtla timerlat: thread latency p99, storm", "us", 0, "lat"),
+    ("rtla_thr_max_us", "rtla timerlat: thread latency max, storm", "us", 0, "lat"),
     ("cycle_ns", "overhead: bh_disable/raise/bh_enable cycle", "ns", 0, "lat"),
     ("udp_pps", "overhead: UDP loopback packets/s sent", "", 0, "lat"),
     ("udp_pps_received", "overhead: UDP loopback packets/s received", "", 0, "lat"),
@@ -227,20 +293,8 @@ def write_hist(path, boots, key, percpu=False):
     return ncol
 
 
-def plots(out, by_variant, title):
-    if not shutil.which("gnuplot"):
-        print("gnuplot not found: no plots", file=sys.stderr)
-        return []
-    made = []
-    ncols = {}
-    for v, boots in by_variant.items():
-        write_hist(os.path.join(out, f"netloop-{v}.dat"), boots, "netloop")
-        write_hist(os.path.join(out, f"netloop-wake-{v}.dat"), boots, "netloop_wake")
-        write_hist(os.path.join(out, f"netloop-send-{v}.dat"), boots, "netloop_send")
-        ncols[v] = write_hist(os.path.join(out, f"cyclictest-{v}.dat"), boots,
-                              "cyclictest", percpu=True)
-    colour = {"baseline": "#d62728", "patched": "#1f77b4"}
-    common = f"""set terminal pngcairo size 1000,600 font ',10' noenhanced
+COLOUR = {"baseline": "#d62728", "patched": "#1f77b4", "control": "#7f7f7f"}
+COMMON_GP = """set terminal pngcairo size 1000,600 font ',10' noenhanced
 set logscale y
 set yrange [0.8:]
 set xlabel 'Latency (us, QEMU TCG emulated)'
@@ -248,28 +302,106 @@ set ylabel 'Number of samples'
 set grid
 set key top right
 """
+
+# The victim's figures: loaded run, its control (patched kernel: the
+# physical floor), and the parts of a section.
+VICTIM_FIGS = [("1", "2", "foreign HI, own TASKLET"), ("3", "2", "foreign and own TASKLET"),
+               ("4", "5", "foreign and own NET_RX"), ("rps", "0", "RPS loopback flood"),
+               ("blk", "0", "virtio-blk completions"), ("net", "0", "virtio-net receive")]
+VICTIM_PARTS = [(1, "section", "local_bh_disable() + section + local_bh_enable()"),
+                (2, "disable", "local_bh_disable()"), (3, "enable", "local_bh_enable()")]
+
+
+def write_victim_hist(path, boots, name):
+    """Sum the victim histogram of run @name over boots; False if none."""
+    acc = {}
+    for _, h in boots:
+        for b, cols in h.get("victim", {}).get(name, {}).items():
+            cur = acc.setdefault(b, [0, 0, 0])
+            for i, x in enumerate(cols):
+                cur[i] += x
+    if not acc:
+        return False
+    with open(path, "w") as f:
+        for b in sorted(acc):
+            f.write(f"{b} " + " ".join(str(x) for x in acc[b]) + "\n")
+    return True
+
+
+def plots(out, tcg, victim, title, victim_src):
+    """One PNG per latency figure, baseline and patched overlaid."""
+    if not shutil.which("gnuplot"):
+        print("gnuplot not found: no plots", file=sys.stderr)
+        return []
+    made = []
+
     def write_gp(name, plot_title, lines):
         gp = os.path.join(out, f"{name}.gp")
         with open(gp, "w") as f:
-            f.write(common)
+            f.write(COMMON_GP)
             f.write(f"set output '{name}.png'\nset title '{plot_title}, {title}'\n")
             f.write("plot " + ", \\\n     ".join(lines) + "\n")
         made.append(gp)
 
-    # RT network loop: cycle, wake-up and send() per variant
+    for ld, ctl, name in VICTIM_FIGS:
+        # the raisers ran in the plain boots, the module's loads in the victim boots
+        boots = tcg if not ld.isdigit() else victim
+        src = "plain TCG" if not ld.isdigit() else victim_src
+        # a raiser's control is the unloaded run of the same boots
+        if not ld.isdigit():
+            ctl = "0"
+        have = {v: write_victim_hist(os.path.join(out, f"victim-{ld}-{v}.dat"), b, ld)
+                for v, b in boots.items()}
+        have_ctl = write_victim_hist(os.path.join(out, f"victim-{ctl}-control.dat"),
+                                     boots.get("patched", []), ctl)
+        if not any(have.values()):
+            continue
+        for col, part, what in VICTIM_PARTS:
+            lines = [f"'victim-{ld}-{v}.dat' using 1:{col + 1} with steps lw 2 "
+                     f"lc rgb '{COLOUR[v]}' title '{v}: {name}'"
+                     for v in boots if have.get(v)]
+            if have_ctl:
+                cname = "unloaded (tick only)" if ctl == "0" else "control (hard irq, no raise)"
+                lines.append(f"'victim-{ctl}-control.dat' using 1:{col + 1} with steps lw 1 "
+                             f"lc rgb '{COLOUR['control']}' title 'patched: {cname}'")
+            write_gp(f"victim-{ld}-{part}", f"RT victim {what}, {name} ({src})", lines)
+
+    for v, boots in tcg.items():
+        write_hist(os.path.join(out, f"netloop-{v}.dat"), boots, "netloop")
+        write_hist(os.path.join(out, f"netloop-wake-{v}.dat"), boots, "netloop_wake")
+        write_hist(os.path.join(out, f"netloop-send-{v}.dat"), boots, "netloop_send")
+    for dat, what in (("netloop", "cycle (wake-up + send)"), ("netloop-wake", "wake-up"),
+                      ("netloop-send", "send() duration")):
+        lines = [f"'{dat}-{v}.dat' using 1:2 with steps lw 2 lc rgb '{COLOUR[v]}' title '{v}'"
+                 for v in tcg]
+        write_gp(dat if dat != "netloop" else "netloop-cycle",
+                 f"RT network loop under softirq storm: {what}", lines)
+    # rtla timerlat thread latency on the victim's CPU
     lines = []
-    for v in by_variant:
-        for dat, dt, what in (("netloop", 1, "cycle (wake + send)"),
-                              ("netloop-wake", 2, "wake-up"), ("netloop-send", 3, "send()")):
-            lines.append(f"'{dat}-{v}.dat' using 1:2 with steps dt {dt} "
-                         f"lw {2 if dt == 1 else 1} lc rgb '{colour[v]}' title '{v}: {what}'")
-    write_gp("netloop", "RT network loop under softirq storm", lines)
+    for v, boots in tcg.items():
+        acc = {}
+        for _, h in boots:
+            for b_, c in h.get("rtla", {}).items():
+                acc[b_] = [a + x for a, x in zip(acc.get(b_, [0] * len(c)), c)]
+        if not acc:
+            continue
+        with open(os.path.join(out, f"rtla-{v}.dat"), "w") as f:
+            for b_ in sorted(acc):
+                f.write(f"{b_} " + " ".join(str(x) for x in acc[b_]) + "\n")
+        lines.append(f"'rtla-{v}.dat' using 1:3 with steps lw 2 lc rgb '{COLOUR[v]}' "
+                     f"title '{v}: thread'")
+        lines.append(f"'rtla-{v}.dat' using 1:2 with steps lw 1 dt 2 lc rgb '{COLOUR[v]}' "
+                     f"title '{v}: IRQ'")
+    if lines:
+        write_gp("rtla-timerlat", "rtla timerlat -k -P f:95 under softirq storm", lines)
     # cyclictest, one line per CPU and variant (OSADL style)
     lines = []
-    for v in by_variant:
-        for c in range(ncols[v]):
+    for v, boots in tcg.items():
+        ncol = write_hist(os.path.join(out, f"cyclictest-{v}.dat"), boots,
+                          "cyclictest", percpu=True)
+        for c in range(ncol):
             lines.append(f"'cyclictest-{v}.dat' using 1:{c + 2} with steps "
-                         f"lc rgb '{colour[v]}' dt {c + 1} title '{v}: CPU{c}'")
+                         f"lc rgb '{COLOUR[v]}' dt {c + 1} title '{v}: CPU{c}'")
     write_gp("cyclictest", "cyclictest -m -p95 under softirq storm", lines)
     pngs = []
     for gp in made:
@@ -282,42 +414,91 @@ set key top right
     return pngs
 
 
+VICTIM_LAT = re.compile(r'^victim\d_')
+
+
+def told_apart(med, spr, keys):
+    """Rows whose baseline and patched ranges are disjoint; relative spreads."""
+    told, rel = 0, []
+    for k in keys:
+        sb, sp = spr.get("baseline", {}).get(k), spr.get("patched", {}).get(k)
+        if verdict(sb, sp) in ("lower", "higher"):
+            told += 1
+        for v, s_ in (("baseline", sb), ("patched", sp)):
+            m = med.get(v, {}).get(k)
+            if s_ and m:
+                rel.append((s_[1] - s_[0]) / m)
+    rel.sort()
+    return told, (rel[len(rel) // 2] if rel else None)
+
+
+def by_vector(boots, key):
+    """Foreign softirq entries by vector, summed over boots: 'NET_RX:12,...'."""
+    acc = {}
+    for m, _ in boots:
+        s_ = m.get(key)
+        if not s_ or s_ == "-":
+            continue
+        for item in s_.split(","):
+            vec, n = item.split(":")
+            acc[vec] = acc.get(vec, 0) + int(n)
+    return ",".join(f"{k}:{acc[k]}" for k in sorted(acc)) or "-"
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
         return 2
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    by_variant = {}
+    groups = {}
     missing = []
     for arg in sys.argv[2:]:
-        variant, run, path = arg.split(":", 2)
+        group, variant, run, path = arg.split(":", 3)
         m, h = parse_log(path)
-        need = ("victim1_p999_us", "net_max_us", "ct_max_us", "cycle_ns", "udp_pps")
+        need = (("victim1_full_p999_us",) if group != "tcg" else
+                ("victim1_p999_us", "net_max_us", "ct_max_us", "cycle_ns", "udp_pps"))
         lacking = [k for k in need if k not in m]
         if lacking:
-            missing.append(f"{variant} #{run}: no {', '.join(lacking)} in {path}")
-        by_variant.setdefault(variant, []).append((m, h))
+            missing.append(f"{group} {variant} #{run}: no {', '.join(lacking)} in {path}")
+        for x in m.get("hist_mismatch", []):
+            missing.append(f"{group} {variant} #{run}: {x} (of its samples=)")
+        groups.setdefault(group, {}).setdefault(variant, []).append((m, h))
+    tcg = groups.get("tcg", {})
+    vgroup = next((g for g in groups if g != "tcg"), "tcg")
+    victim = groups.get(vgroup, {})
+    victim_src = vgroup.replace("icount", "TCG -icount shift=") if vgroup != "tcg" else "plain TCG"
 
-    med = {v: {k: median([b[0].get(k) for b in boots]) for k, *_ in ROWS}
-           for v, boots in by_variant.items()}
-    spr = {v: {k: spread([b[0].get(k) for b in boots]) for k, *_ in ROWS}
-           for v, boots in by_variant.items()}
-    runs = {v: len(b) for v, b in by_variant.items()}
+    def src(key, kind):
+        return vgroup if kind == "lat" and VICTIM_LAT.match(key) else "tcg"
+
+    gstat = {g: {"median": {v: {k: median([b[0].get(k) for b in boots]) for k, *_ in ROWS}
+                            for v, boots in by_v.items()},
+                 "spread": {v: {k: spread([b[0].get(k) for b in boots]) for k, *_ in ROWS}
+                            for v, boots in by_v.items()}}
+             for g, by_v in groups.items()}
+    med = {v: {k: gstat.get(src(k, kind), {}).get("median", {}).get(v, {}).get(k)
+               for k, _, _, _, kind in ROWS} for v in ("baseline", "patched")}
+    spr = {v: {k: gstat.get(src(k, kind), {}).get("spread", {}).get(v, {}).get(k)
+               for k, _, _, _, kind in ROWS} for v in ("baseline", "patched")}
+    runs = {v: len(b) for v, b in tcg.items()}
     title = os.path.basename(os.path.normpath(out))
     accel = os.environ.get("BENCH_ACCEL", "unknown")
     res = {"runs": runs, "median": med, "spread": spr, "accel": accel,
-           "boots": {v: [b[0] for b in boots] for v, boots in by_variant.items()}}
+           "victim_latency_from": vgroup, "groups": gstat,
+           "boots": {g: {v: [b[0] for b in boots] for v, boots in by_v.items()}
+                     for g, by_v in groups.items()}}
 
     lines = [f"softirq-rt benchmark {title}: medians over {runs.get('baseline', 0)} baseline "
-             f"and {runs.get('patched', 0)} patched boots", f"accelerator: {accel} (every boot)",
+             f"and {runs.get('patched', 0)} patched boots per group", f"accelerator: {accel}",
+             f"victim latency rows (*) from: {victim_src} boots; all other rows from plain TCG",
              CAVEAT, ""]
-    w = max(len(r[1]) for r in ROWS) + 5
+    w = max(len(r[1]) for r in ROWS) + 7
     lines.append("latency rows: median [min-max over boots]; patched vs baseline is a")
     lines.append("difference only where the two ranges do not overlap")
     lines.append(f"{'metric':<{w}} {'baseline':>24} {'patched':>24} {'ratio':>7}  spreads")
-    b, p = med.get("baseline", {}), med.get("patched", {})
-    sb, sp = spr.get("baseline", {}), spr.get("patched", {})
+    b, p = med["baseline"], med["patched"]
+    sb, sp = spr["baseline"], spr["patched"]
     res["ratio"] = {}
     res["verdict"] = {}
 
@@ -332,8 +513,39 @@ def main():
         vd = verdict(sb.get(key), sp.get(key)) if kind == "lat" else ""
         res["verdict"][key] = vd
         lab = f"{label} ({unit})" if unit else label
+        if src(key, kind) != "tcg":
+            lab += " *"
         lines.append(f"{lab:<{w}} {cell(b.get(key), sb.get(key), dec, kind):>24} "
                      f"{cell(p.get(key), sp.get(key), dec, kind):>24} {fmt(r, 2):>7}  {vd}")
+
+    lines += ["", "foreign softirq entries in the RT task by vector, summed over boots (trace):"]
+    for ld, name in ([(str(x), n) for x, n in LOADS if x] + [(r, n) for r, n in RAISERS]):
+        key = f"victim{ld}_foreign_by_vector"
+        lines.append(f"  {name:<36} baseline {by_vector(tcg.get('baseline', []), key):<30} "
+                     f"patched {by_vector(tcg.get('patched', []), key)}")
+    lines += ["", "softirqs the raisers raised on the victim's CPU, whoever ran them "
+              "(/proc/softirqs, summed over boots):"]
+    for r, name in RAISERS[1:]:
+        key = f"victim{r}_raised_on_cpu"
+        lines.append(f"  {name:<36} baseline {by_vector(tcg.get('baseline', []), key):<30} "
+                     f"patched {by_vector(tcg.get('patched', []), key)}")
+
+    # rtla's own reading of its first sample over the threshold
+    for v in ("baseline", "patched"):
+        aa = next((m_.get("rtla_aa") for m_, _ in tcg.get(v, []) if m_.get("rtla_aa")), None)
+        if aa:
+            at = next((i for i, x in enumerate(aa) if x.startswith("## CPU")), len(aa))
+            keep = [x.rstrip() for x in aa[at:] if x.strip()][:16]
+            lines += ["", f"rtla timerlat auto-analysis, {v}, first boot:"] + [f"  {x}" for x in keep]
+
+    # the victim's latency rows measured both ways: what -icount buys
+    vkeys = [k for k, _, _, _, kind in ROWS if kind == "lat" and VICTIM_LAT.match(k)]
+    lines += ["", f"victim latency rows ({len(vkeys)}), spread with and without -icount:"]
+    for g in groups:
+        told, rel = told_apart(gstat[g]["median"], gstat[g]["spread"], vkeys)
+        gname = g.replace("icount", "TCG -icount shift=") if g != "tcg" else "plain TCG"
+        lines.append(f"  {gname}: {told} of {len(vkeys)} tell baseline and patched apart, "
+                     f"relative spread (max-min)/median: median {fmt(rel, 2)}")
 
     # acceptance targets of the benchmark, stated whatever the outcome
     def target(name, val, op, limit):
@@ -373,7 +585,7 @@ def main():
     lines.append(target("UDP pps patched/baseline", res["ratio"]["udp_pps"], ">=", 0.97))
     res["loaded_unloaded"] = {"patched": lu, "baseline": blu}
 
-    pngs = plots(out, by_variant, title)
+    pngs = plots(out, tcg, victim, title, victim_src)
     lines += ["", "files: " + out] + [f"  {os.path.basename(x)}" for x in pngs]
     if missing:
         lines += ["", "incomplete boots:"] + [f"  {x}" for x in missing]

@@ -22,6 +22,7 @@ fragments() {
 	echo "$TOP/configs/rt.config"
 	echo "$TOP/configs/$ARCH.config"
 	[ "$CFG" = perf ] || echo "$TOP/configs/debug.config"
+	[ "$CFG" != perf ] || echo "$TOP/configs/perf.config"
 	[ "$CFG" = kasan ] && echo "$TOP/configs/kasan.config"
 	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
 		echo "$TOP/configs/bh-lock.config"

@@ -120,6 +120,24 @@ base() {
 	log "base initramfs: $(du -h "$OUT/base.cpio" | cut -f1)"
 }
 
+# rtla from this tree's tools/tracing/rtla, static (Debian's libtracefs and
+# libtraceevent archives), for make run's timerlat phase: Debian's own rtla
+# is 6.1's, without the auto-analysis. Built for the host's arch only (the
+# -dev packages are the host's), once per kernel version: the series does
+# not touch tools/. Prints the binary, or nothing.
+rtla_tool() {
+	local dest
+	dest=$BUILD/tools/rtla-$(kernel_version)
+	[ "$CFG" = perf ] && [ "$ARCH" = "$(host_arch)" ] || return 0
+	[ -d "$SRC/tools/tracing/rtla" ] || return 0
+	if [ ! -x "$dest/rtla-static" ]; then
+		mkdir -p "$dest"
+		make -s -C "$SRC/tools/tracing/rtla" O="$dest" BUILD_BPF_SKEL=0 static \
+			>"$dest/build.log" 2>&1 || die "building rtla failed, see $dest/build.log"
+	fi
+	echo "$dest/rtla-static"
+}
+
 # The softirq kselftests of this tree, built static for ARCH.
 selftests() {
 	local st=$SRC/tools/testing/selftests/softirq dest=$OBJ/selftests
@@ -134,8 +152,9 @@ selftests() {
 }
 
 payload() {
-	local list=$OBJ/payload.list
+	local list=$OBJ/payload.list rtla
 	selftests
+	rtla=$(rtla_tool) || exit 1
 	make -s -C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		headers_install INSTALL_HDR_PATH="$OBJ/usr" >/dev/null 2>&1 || true
 	{
@@ -149,6 +168,7 @@ payload() {
 			awk '{print "dir /selftests/" $1 " 0755 0 0"}'
 		(cd "$OBJ/selftests" && find . -type f | sed 's|^\./||') |
 			awk -v o="$OBJ/selftests" '{print "file /selftests/" $1 " " o "/" $1 " 0755 0 0"}'
+		[ -z "$rtla" ] || echo "file /bin/rtla $rtla 0755 0 0"
 	} >"$list"
 	"$GEN" "$list" >"$OBJ/payload.cpio"
 	log "payload initramfs: $(du -h "$OBJ/payload.cpio" | cut -f1) ($(grep -c '\.ko ' "$list" || true) modules, $(find "$OBJ/selftests" -type f | wc -l) selftest files)"

@@ -3,13 +3,14 @@
 # full serial log, parse its KTAP and scan it for splats.
 #
 # usage: ARCH=.. KERNEL=.. [BASELINE=1] [BH_LOCK=1] [CFG=..] [TIMEOUT=s] [TAG=name] \
-#        [ACCEL=auto|kvm|tcg] [ICOUNT=auto|0..10] scripts/qemu.sh JOB_SCRIPT
+#        [ACCEL=auto|kvm|tcg] [ICOUNT=auto|0..10] [QEMU_DEVICES=args] scripts/qemu.sh JOB_SCRIPT
 # ACCEL=auto uses KVM only once a guest booted under it printed a kernel or
 # init line within ACCEL_PROBE_SECONDS (20); otherwise this guest and every
 # later one of the same invocation ($ACCEL_STATE) run under TCG.
 # ICOUNT=auto|N runs TCG guests with -icount shift=auto|N,sleep=off:
 # virtual time from the instruction count instead of the host clock, on one
 # host thread for all vCPUs (make run's latency evaluation; KVM ignores it).
+# QEMU_DEVICES: more QEMU arguments, split on spaces (make run's disk and NIC).
 # output: build/runs/<tag>/{serial.log,results,accel}; exit 0 only when
 # every result passed and the log is clean.
 
@@ -74,6 +75,11 @@ boot() {
 	cmd+=(-smp 2 -m 2048 -display none -no-reboot -monitor none
 		-serial "file:$LOG" -kernel "$OBJ/$KIMAGE"
 		-initrd "$RUN/initrd.cpio" -append "$APPEND")
+	if [ -n "${QEMU_DEVICES:-}" ]; then
+		local devices
+		read -ra devices <<<"$QEMU_DEVICES"
+		cmd+=("${devices[@]}")
+	fi
 	[ -z "${QEMU_WRAPPER:-}" ] || cmd=("$QEMU_WRAPPER" "${cmd[@]}")
 	echo "${cmd[*]}" >"$RUN/qemu.cmd"
 	log "booting ($(basename "$JOB"), $accel, timeout ${TIMEOUT}s)"

@@ -19,7 +19,8 @@ HOST_PKGS=(gcc make flex bison bc libelf-dev libssl-dev cpio quilt ccache
 	qemu-system-x86 qemu-system-arm ipxe-qemu
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libc6-dev
 	rt-tests busybox-static gnuplot-nox sparse stress-ng shellcheck
-	python3-sphinx python3-sphinx-rtd-theme debian-archive-keyring)
+	python3-sphinx python3-sphinx-rtd-theme debian-archive-keyring
+	libtracefs-dev libtraceevent-dev pkg-config)
 # Guest userland, per Debian arch; unpacked, never installed on the host.
 # stress-ng comes with the packages of its shared libraries (see
 # guest_packages); initramfs.sh picks the files a program needs.

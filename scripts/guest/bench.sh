@@ -1,12 +1,19 @@
 #!/bin/sh
 # shellcheck shell=dash
-# One benchmark boot (driven by scripts/run.sh): victim, overhead, RT network
-# loop and cyclictest under a softirq storm. Results are "BENCH ..." lines
-# and histograms between "softirq-rt: hist <name> begin/end" markers; each
-# phase also prints a KTAP result so that the host notices one that broke.
+# One benchmark boot (driven by scripts/run.sh): victim, realistic raisers,
+# overhead, RT network loop and cyclictest under a softirq storm. Results
+# are "BENCH ..." lines and histograms between "softirq-rt: hist <name>
+# begin/end" markers; each phase also prints a KTAP result so that the host
+# notices one that broke.
 #
 # Parameters (environment): CPU VICTIM_MS VICTIM_LOADS CYCLE_LOOPS FLOOD_S NET_S CT_S
-# INTERVAL_US BUCKETS
+# INTERVAL_US BUCKETS PHASES RAISERS NET_PORT RTLA_S RTLA_AA_US
+# PHASES: which of "victim raisers overhead storm" to run (all by default;
+# run.sh's -icount boots run the victim alone). RAISERS: which real kernel
+# paths raise softirqs on the victim's CPU while it runs without the
+# module's timer: rps (a loopback flood steered there), blk (virtio-blk
+# completions), net (virtio-net receive of a TCP stream from the host's
+# port NET_PORT over QEMU user networking); one without its device skips.
 CPU=${CPU:-1}
 VICTIM_MS=${VICTIM_MS:-3000}
 VICTIM_LOADS=${VICTIM_LOADS:-0 2 1 3 5 4}
@@ -16,6 +23,13 @@ NET_S=${NET_S:-20}
 CT_S=${CT_S:-20}
 INTERVAL_US=${INTERVAL_US:-1000}
 BUCKETS=${BUCKETS:-2000}
+PHASES=${PHASES:-victim raisers overhead storm}
+RAISERS=${RAISERS:-rps blk net}
+NET_PORT=${NET_PORT:-}
+RTLA_S=${RTLA_S:-10}
+RTLA_AA_US=${RTLA_AA_US:-100}
+# the raisers' own load runs on the other CPU
+OTHER=$((CPU == 0 ? 1 : 0))
 D=/sys/kernel/debug/test_softirq
 T=/sys/kernel/tracing
 n=0
@@ -54,10 +68,10 @@ trace_on() {
 	echo 1 >$T/events/irq/softirq_entry/enable
 }
 
-trace_victim() { # load own-vector
+trace_victim() { # load own-vector [raiser]
 	[ -d $T/events/irq/softirq_entry ] || return 0
 	echo 0 >$T/events/irq/softirq_entry/enable
-	awk -v load="$1" -v own_vec="$2" '
+	awk -v load="$1" -v own_vec="$2" -v raiser="${3:+ raiser=$3}" '
 		/softirq_entry:/ && / tsq_victim/ {
 			a = $0; sub(/.*action=/, "", a); sub(/\].*/, "", a)
 			if (a == own_vec) own++; else { foreign++; by[a]++ }
@@ -65,8 +79,8 @@ trace_victim() { # load own-vector
 		END {
 			s = ""
 			for (v in by) s = s (s == "" ? "" : ",") v ":" by[v]
-			printf "BENCH victim_trace load=%d own_vectors=%d foreign_vectors=%d foreign_by_vector=%s\n",
-				load, own, foreign, (s == "" ? "-" : s)
+			printf "BENCH victim_trace load=%d%s own_vectors=%d foreign_vectors=%d foreign_by_vector=%s\n",
+				load, raiser, own, foreign, (s == "" ? "-" : s)
 		}' $T/trace
 	echo >$T/trace
 }
@@ -74,62 +88,189 @@ trace_victim() { # load own-vector
 modprobe test_softirq || { result 1 load_test_softirq; exit 1; }
 echo "BENCH boot kernel=$(uname -r) cpus=$(nproc) cpu=$CPU victim_ms=$VICTIM_MS cycle_loops=$CYCLE_LOOPS flood_s=$FLOOD_S net_s=$NET_S ct_s=$CT_S interval_us=$INTERVAL_US"
 
+# The victim's duration histograms of its last run, if the module has them.
+victim_hist() { # name
+	[ -r $D/histogram ] || return 0
+	echo "softirq-rt: hist victim$1 begin"
+	cat $D/histogram
+	echo "softirq-rt: hist victim$1 end"
+}
+
+# victim run: load own-vector [raiser]
+victim_run() {
+	trace_on
+	ctl victim "$CPU" "$1" "$VICTIM_MS"
+	rc=$?
+	echo "BENCH $(cat $D/result)${3:+ raiser=$3}"
+	trace_victim "$1" "$2" "$3"
+	victim_hist "${3:-$1}"
+}
+
+has_phase() {
+	case " $PHASES " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# The interrupt lines of virtio device $1 (virtio0, ...) but its config
+# interrupt, moved to the victim's CPU: their threaded handlers follow.
+irq_to_victim() {
+	local irqs irq
+	irqs=$(awk -v dev="$1" '$NF ~ "^" dev "($|-)" && $NF !~ /config/ { sub(":", "", $1); print $1 }' /proc/interrupts)
+	[ -n "$irqs" ] || return 1
+	for irq in $irqs; do
+		echo "$CPU" >/proc/irq/"$irq"/smp_affinity_list || return 1
+	done
+	echo "BENCH raiser_irq dev=$1 irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g') cpu=$CPU"
+}
+
+# The victim CPU's column of /proc/softirqs, "VEC=count ..."
+softirqs_cpu() {
+	awk -v c="CPU$CPU" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) col = i + 1; next }
+		{ sub(":", "", $1); printf "%s=%s ", $1, $col }' /proc/softirqs
+}
+
+# What a raiser raised on the victim's CPU, whoever ran it: the
+# difference of two softirqs_cpu snapshots.
+softirqs_delta() { # raiser before after
+	echo "$2 $3" | awk -v r="$1" '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] in a) d[kv[1]] = kv[2] - a[kv[1]]; else a[kv[1]] = kv[2] }
+		s = ""; for (k in d) if (d[k]) s = s (s == "" ? "" : ",") k ":" d[k]
+		printf "BENCH raiser_softirqs raiser=%s raised_on_cpu=%s\n", r, (s == "" ? "-" : s) }'
+}
+
+# Start raiser $1's load in the background (pid in $rpid); 1: unavailable.
+raiser_start() {
+	rpid=
+	: >/tmp/raiser.on
+	case $1 in
+	rps)
+		[ -w /sys/class/net/lo/queues/rx-0/rps_cpus ] || return 1
+		printf '%x\n' $((1 << CPU)) >/sys/class/net/lo/queues/rx-0/rps_cpus
+		rtnetloop flood -c "$OTHER" -D 100000 >/dev/null &
+		rpid=$!
+		;;
+	blk)
+		[ -b /dev/vda ] || return 1
+		irq_to_victim "$(basename "$(readlink /sys/block/vda/device)")" || return 1
+		taskset -c "$OTHER" sh -c 'while [ -e /tmp/raiser.on ]; do dd if=/dev/vda of=/dev/null bs=4k iflag=direct 2>/dev/null; done' &
+		rpid=$!
+		;;
+	net)
+		[ -n "$NET_PORT" ] && [ -d /sys/class/net/eth0 ] || return 1
+		ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
+		irq_to_victim "$(basename "$(readlink /sys/class/net/eth0/device)")" || return 1
+		taskset -c "$OTHER" sh -c "while [ -e /tmp/raiser.on ]; do nc 10.0.2.2 $NET_PORT >/dev/null; sleep 0.1; done" &
+		rpid=$!
+		;;
+	*) return 1 ;;
+	esac
+	sleep 1
+}
+
+# The loops end with their current command once the flag is gone.
+raiser_stop() {
+	rm -f /tmp/raiser.on
+	[ -z "$rpid" ] || { pkill -P "$rpid"; kill "$rpid"; wait "$rpid"; } 2>/dev/null
+	[ "$1" != rps ] || echo 0 >/sys/class/net/lo/queues/rx-0/rps_cpus
+	return 0
+}
+
 # 1. victim: unloaded, the hard interrupt alone (control), foreign work on
 # another vector (hi), on its own vector (tasklet), and NET_RX with its own
 # control. The trace counts every vector except the victim's own.
-for load in $VICTIM_LOADS; do
-	own_vec=TASKLET
-	[ "$load" -lt 4 ] || own_vec=NET_RX
-	trace_on
-	ctl victim "$CPU" "$load" "$VICTIM_MS"
+if has_phase victim; then
+	for load in $VICTIM_LOADS; do
+		own_vec=TASKLET
+		[ "$load" -lt 4 ] || own_vec=NET_RX
+		victim_run "$load" "$own_vec"
+		result $rc "victim_load_$load"
+	done
+fi
+
+# 1b. the victim without the module's timer while a real kernel path
+# raises softirqs on its CPU: what does it run, what does it pay?
+if has_phase raisers; then
+	for r in $RAISERS; do
+		if ! raiser_start "$r"; then
+			raiser_stop "$r"
+			echo "ok $((n += 1)) victim_raiser_$r # SKIP no device"
+			continue
+		fi
+		s0=$(softirqs_cpu)
+		victim_run 0 TASKLET "$r"
+		softirqs_delta "$r" "$s0" "$(softirqs_cpu)"
+		raiser_stop "$r"
+		result $rc "victim_raiser_$r"
+	done
+fi
+
+if has_phase overhead; then
+	# 2. overhead: BH cycle cost, UDP loopback packets/s on a quiet system
+	ctl cycle "$CPU" "$CYCLE_LOOPS"
 	rc=$?
 	echo "BENCH $(cat $D/result)"
-	trace_victim "$load" "$own_vec"
-	result $rc "victim_load_$load"
-done
+	result $rc cycle_cost
+	cs0=$(ksoftirqd_cs)
+	t0=$(uptime_ms)
+	out=$(rtnetloop flood -c "$CPU" -D "$FLOOD_S")
+	rc=$?
+	cs1=$(ksoftirqd_cs)
+	t1=$(uptime_ms)
+	echo "BENCH $out ksoftirqd_cs_per_s=$(((cs1 - cs0) * 1000 / (t1 - t0)))"
+	result $rc udp_flood
+fi
 
-# 2. overhead: BH cycle cost, UDP loopback packets/s on a quiet system
-ctl cycle "$CPU" "$CYCLE_LOOPS"
-rc=$?
-echo "BENCH $(cat $D/result)"
-result $rc cycle_cost
-cs0=$(ksoftirqd_cs)
-t0=$(uptime_ms)
-out=$(rtnetloop flood -c "$CPU" -D "$FLOOD_S")
-rc=$?
-cs1=$(ksoftirqd_cs)
-t1=$(uptime_ms)
-echo "BENCH $out ksoftirqd_cs_per_s=$(((cs1 - cs0) * 1000 / (t1 - t0)))"
-result $rc udp_flood
+if has_phase storm; then
+	# 3. + 4. RT network loop and cyclictest under the storm: hard interrupt
+	# raised foreign tasklets and timers on $CPU, a SCHED_OTHER UDP flood there
+	ctl storm "$CPU" 1 || { result 1 storm_start; exit 1; }
+	rtnetloop flood -c "$CPU" -D 100000 >/dev/null &
+	fpid=$!
+	cs0=$(ksoftirqd_cs)
+	t0=$(uptime_ms)
+	rtnetloop loop -c "$CPU" -p 80 -i "$INTERVAL_US" -D "$NET_S" -H "$BUCKETS" >/tmp/net.out
+	result $? rt_network_loop
+	cyclictest -q -m -p95 -i"$INTERVAL_US" -h"$BUCKETS" -D"$CT_S" -a -t >/tmp/ct.out 2>&1
+	result $? cyclictest
+	# rtla timerlat on the victim CPU, kernel threads at the cyclictest
+	# priority: a histogram, then a run which stops at the first sample
+	# over RTLA_AA_US and prints rtla's auto-analysis of it
+	if command -v rtla >/dev/null; then
+		rtla timerlat hist -c "$CPU" -k -P f:95 -d "${RTLA_S}s" -b 1 -E "$BUCKETS" \
+			>/tmp/rtla.out 2>&1
+		result $? rtla_timerlat_hist
+		rtla timerlat top -q -c "$CPU" -k -P f:95 -d "${RTLA_S}s" -a "$RTLA_AA_US" \
+			>/tmp/rtla-aa.out 2>&1
+		# stopping at the threshold is its purpose: any status but a crash
+		[ $? -lt 128 ]
+		result $? rtla_timerlat_auto_analysis
+	fi
+	cs1=$(ksoftirqd_cs)
+	t1=$(uptime_ms)
+	kill "$fpid"
+	wait "$fpid"
+	ctl storm "$CPU" 0
+	result $? storm_stop
+	echo "BENCH $(cat $D/result) ksoftirqd_cs_per_s=$(((cs1 - cs0) * 1000 / (t1 - t0)))"
+	echo "BENCH $(grep '^rtnetloop ' /tmp/net.out)"
+	echo "BENCH cyclictest $(grep -E '^# (Min|Avg|Max) Latencies|^# Histogram Overflows' /tmp/ct.out |
+		sed 's/^# //; s/ Latencies: */=/; s/Histogram Overflows: */overflows=/' | tr ' ' ',' | tr '\n' ' ')"
 
-# 3. + 4. RT network loop and cyclictest under the storm: hard interrupt
-# raised foreign tasklets and timers on $CPU, a SCHED_OTHER UDP flood there
-ctl storm "$CPU" 1 || { result 1 storm_start; exit 1; }
-rtnetloop flood -c "$CPU" -D 100000 >/dev/null &
-fpid=$!
-cs0=$(ksoftirqd_cs)
-t0=$(uptime_ms)
-rtnetloop loop -c "$CPU" -p 80 -i "$INTERVAL_US" -D "$NET_S" -H "$BUCKETS" >/tmp/net.out
-result $? rt_network_loop
-cyclictest -q -m -p95 -i"$INTERVAL_US" -h"$BUCKETS" -D"$CT_S" -a -t >/tmp/ct.out 2>&1
-result $? cyclictest
-cs1=$(ksoftirqd_cs)
-t1=$(uptime_ms)
-kill "$fpid"
-wait "$fpid"
-ctl storm "$CPU" 0
-result $? storm_stop
-echo "BENCH $(cat $D/result) ksoftirqd_cs_per_s=$(((cs1 - cs0) * 1000 / (t1 - t0)))"
-echo "BENCH $(grep '^rtnetloop ' /tmp/net.out)"
-echo "BENCH cyclictest $(grep -E '^# (Min|Avg|Max) Latencies|^# Histogram Overflows' /tmp/ct.out |
-	sed 's/^# //; s/ Latencies: */=/; s/Histogram Overflows: */overflows=/' | tr ' ' ',' | tr '\n' ' ')"
-
-echo "softirq-rt: hist netloop begin"
-grep -v '^rtnetloop ' /tmp/net.out
-echo "softirq-rt: hist netloop end"
-echo "softirq-rt: hist cyclictest begin"
-# non-empty buckets only
-awk '/^[0-9]/ { for (i = 2; i <= NF; i++) if ($i + 0) { print; next } } /^#/' /tmp/ct.out
-echo "softirq-rt: hist cyclictest end"
+	echo "softirq-rt: hist netloop begin"
+	grep -v '^rtnetloop ' /tmp/net.out
+	echo "softirq-rt: hist netloop end"
+	echo "softirq-rt: hist cyclictest begin"
+	# non-empty buckets only
+	awk '/^[0-9]/ { for (i = 2; i <= NF; i++) if ($i + 0) { print; next } } /^#/' /tmp/ct.out
+	echo "softirq-rt: hist cyclictest end"
+	if [ -f /tmp/rtla.out ]; then
+		echo "softirq-rt: hist rtla begin"
+		cat /tmp/rtla.out
+		echo "softirq-rt: hist rtla end"
+		echo "softirq-rt: rtla auto-analysis begin"
+		cat /tmp/rtla-aa.out
+		echo "softirq-rt: rtla auto-analysis end"
+	fi
+fi
 rmmod test_softirq
 result $? unload_test_softirq
