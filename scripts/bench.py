@@ -322,9 +322,12 @@ def write_victim_hist(path, boots, name):
                 cur[i] += x
     if not acc:
         return False
+    # empty buckets too, as 0.1, below the plots' y range: a step then
+    # drops to the axis instead of bridging the gap, and a lone bucket
+    # shows as a spike (0 itself is undefined on the log scale)
     with open(path, "w") as f:
-        for b in sorted(acc):
-            f.write(f"{b} " + " ".join(str(x) for x in acc[b]) + "\n")
+        for b in range(min(acc), max(acc) + 1):
+            f.write(f"{b} " + " ".join(str(x or 0.1) for x in acc.get(b, [0, 0, 0])) + "\n")
     return True
 
 
