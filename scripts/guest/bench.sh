@@ -7,7 +7,7 @@
 # notices one that broke.
 #
 # Parameters (environment): CPU VICTIM_MS VICTIM_LOADS CYCLE_LOOPS FLOOD_S NET_S CT_S
-# INTERVAL_US BUCKETS PHASES RAISERS NET_PORT RTLA_S RTLA_AA_US
+# INTERVAL_US BUCKETS PHASES RAISERS NET_PORT RTLA_S RTLA_AA_US PHASE_US
 # PHASES: which of "victim raisers overhead storm" to run (all by default;
 # run.sh's -icount boots run the victim alone). RAISERS: which real kernel
 # paths raise softirqs on the victim's CPU while it runs without the
@@ -28,6 +28,10 @@ RAISERS=${RAISERS:-rps blk net}
 NET_PORT=${NET_PORT:-}
 RTLA_S=${RTLA_S:-10}
 RTLA_AA_US=${RTLA_AA_US:-100}
+# a delay before each victim run: under -icount a boot repeats its
+# predecessor almost exactly, so run.sh gives each run its own offset
+# against the tick and the rest of the system to sample interleavings
+PHASE_US=${PHASE_US:-0}
 # the raisers' own load runs on the other CPU
 OTHER=$((CPU == 0 ? 1 : 0))
 D=/sys/kernel/debug/test_softirq
@@ -98,6 +102,7 @@ victim_hist() { # name
 
 # victim run: load own-vector [raiser]
 victim_run() {
+	[ "$PHASE_US" = 0 ] || usleep "$PHASE_US"
 	trace_on
 	ctl victim "$CPU" "$1" "$VICTIM_MS"
 	rc=$?
