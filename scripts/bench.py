@@ -338,10 +338,15 @@ def plots(out, tcg, victim, title, victim_src):
         return []
     made = []
 
-    def write_gp(name, plot_title, lines):
+    def write_gp(name, plot_title, lines, logx=False):
         gp = os.path.join(out, f"{name}.gp")
         with open(gp, "w") as f:
             f.write(COMMON_GP)
+            if logx:
+                # plain TCG tails reach 100 times the body: a log x axis
+                # keeps both readable (x = bucket + 1 us, its upper edge)
+                f.write("set logscale x\nset xlabel 'Latency (us, upper bucket edge, "
+                        "log scale, QEMU TCG emulated)'\n")
             f.write(f"set output '{name}.png'\nset title '{plot_title}, {title}'\n")
             f.write("plot " + ", \\\n     ".join(lines) + "\n")
         made.append(gp)
@@ -360,14 +365,16 @@ def plots(out, tcg, victim, title, victim_src):
         if not any(have.values()):
             continue
         for col, part, what in VICTIM_PARTS:
-            lines = [f"'victim-{ld}-{v}.dat' using 1:{col + 1} with steps lw 2 "
+            x = "($1 + 1)" if boots is tcg else "1"
+            lines = [f"'victim-{ld}-{v}.dat' using {x}:{col + 1} with steps lw 2 "
                      f"lc rgb '{COLOUR[v]}' title '{v}: {name}'"
                      for v in boots if have.get(v)]
             if have_ctl:
                 cname = "unloaded (tick only)" if ctl == "0" else "control (hard irq, no raise)"
-                lines.append(f"'victim-{ctl}-control.dat' using 1:{col + 1} with steps lw 1 "
+                lines.append(f"'victim-{ctl}-control.dat' using {x}:{col + 1} with steps lw 1 "
                              f"lc rgb '{COLOUR['control']}' title 'patched: {cname}'")
-            write_gp(f"victim-{ld}-{part}", f"RT victim {what}, {name} ({src})", lines)
+            write_gp(f"victim-{ld}-{part}", f"RT victim {what}, {name} ({src})", lines,
+                     logx=boots is tcg)
 
     for v, boots in tcg.items():
         write_hist(os.path.join(out, f"netloop-{v}.dat"), boots, "netloop")
