@@ -8,14 +8,15 @@
 # (RPS, virtio-blk, virtio-net from the host), overhead, RT network loop
 # and cyclictest under a softirq storm. Each run also boots both kernels
 # once more under TCG with -icount (a fixed shift: virtual time from the
-# instruction count) for the victim alone: its latencies repeat there
-# within a few percent, on plain TCG they spread by half their value. The
+# instruction count) for the victim alone: its latencies spread there by
+# about a tenth of their value over runs, on plain TCG by 40%. The
 # victim's latency rows come from those boots, every count and the other
 # latencies from the plain TCG boots (icount changes interleavings, so
 # counts stay on plain TCG). The raisers stay on plain TCG: under -icount
 # both vCPUs share one host thread and one instruction clock, so their
-# load on the other CPU would stretch the victim's measured time. scripts/bench.py turns the boots into a table
-# (medians, spreads, patched/baseline ratios) and gnuplot PNGs.
+# load on the other CPU would stretch the victim's measured time.
+# scripts/bench.py turns the boots into a table (medians, spreads,
+# patched/baseline ratios) and gnuplot PNGs.
 #
 # usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BH_LOCK=1] [RUNS=n] [QUICK=1] [ACCEL=auto|kvm|tcg]
 #        [ICOUNT=off|auto|0..10] scripts/run.sh
@@ -78,7 +79,7 @@ if [ "$ARCH" = x86_64 ]; then
 	truncate -s 256M "$OUT/disk.img"
 	python3 "$TOP/scripts/netsource.py" "$OUT/netsource.port" &
 	nspid=$!
-	trap 'kill $nspid 2>/dev/null' EXIT
+	trap 'kill $nspid 2>/dev/null; rm -f "$OUT/disk.img"' EXIT
 	for _ in $(seq 50); do [ -s "$OUT/netsource.port" ] && break; sleep 0.1; done
 	[ -s "$OUT/netsource.port" ] || die "netsource.py did not start"
 	GUEST_ENV="$GUEST_ENV NET_PORT=$(cat "$OUT/netsource.port")"
