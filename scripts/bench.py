@@ -276,20 +276,29 @@ def ratio(p, b):
     return p / b
 
 
-def write_hist(path, boots, key, percpu=False):
-    """Sum a histogram over boots; returns the number of columns written."""
+def write_hist(path, boots, get, fill=False):
+    """Sum the histogram get(boot's hists) over boots, one column per
+    element of a list count; returns the number of columns, 0 if empty.
+    fill: every bucket from the first to the last, the empty ones as 0.1,
+    below the plots' y range: a step then drops to the axis instead of
+    bridging the gap, and a lone bucket shows as a spike (0 itself is
+    undefined on the log scale)."""
     acc = {}
-    ncol = 1
+    ncol = 0
     for _, h in boots:
-        for b, c in h[key].items():
-            cols = c if percpu else [c]
+        for b, c in get(h).items():
+            cols = c if isinstance(c, list) else [c]
             ncol = max(ncol, len(cols))
             cur = acc.setdefault(b, [0] * len(cols))
             for i, x in enumerate(cols):
                 cur[i] += x
+    if not acc:
+        return 0
+    buckets = range(min(acc), max(acc) + 1) if fill else sorted(acc)
     with open(path, "w") as f:
-        for b in sorted(acc):
-            f.write(f"{b} " + " ".join(str(x) for x in acc[b]) + "\n")
+        for b in buckets:
+            f.write(f"{b} " + " ".join(str(x or 0.1) if fill else str(x)
+                                       for x in acc.get(b, [0] * ncol)) + "\n")
     return ncol
 
 
@@ -310,25 +319,6 @@ VICTIM_FIGS = [("1", "2", "foreign HI, own TASKLET"), ("3", "2", "foreign and ow
                ("blk", "0", "virtio-blk completions"), ("net", "0", "virtio-net receive")]
 VICTIM_PARTS = [(1, "section", "local_bh_disable() + section + local_bh_enable()"),
                 (2, "disable", "local_bh_disable()"), (3, "enable", "local_bh_enable()")]
-
-
-def write_victim_hist(path, boots, name):
-    """Sum the victim histogram of run @name over boots; False if none."""
-    acc = {}
-    for _, h in boots:
-        for b, cols in h.get("victim", {}).get(name, {}).items():
-            cur = acc.setdefault(b, [0, 0, 0])
-            for i, x in enumerate(cols):
-                cur[i] += x
-    if not acc:
-        return False
-    # empty buckets too, as 0.1, below the plots' y range: a step then
-    # drops to the axis instead of bridging the gap, and a lone bucket
-    # shows as a spike (0 itself is undefined on the log scale)
-    with open(path, "w") as f:
-        for b in range(min(acc), max(acc) + 1):
-            f.write(f"{b} " + " ".join(str(x or 0.1) for x in acc.get(b, [0, 0, 0])) + "\n")
-    return True
 
 
 def plots(out, tcg, victim, title, victim_src):
@@ -358,10 +348,12 @@ def plots(out, tcg, victim, title, victim_src):
         # a raiser's control is the unloaded run of the same boots
         if not ld.isdigit():
             ctl = "0"
-        have = {v: write_victim_hist(os.path.join(out, f"victim-{ld}-{v}.dat"), b, ld)
-                for v, b in boots.items()}
-        have_ctl = write_victim_hist(os.path.join(out, f"victim-{ctl}-control.dat"),
-                                     boots.get("patched", []), ctl)
+        def victim_hist(name):
+            return lambda h: h.get("victim", {}).get(name, {})
+        have = {v: write_hist(os.path.join(out, f"victim-{ld}-{v}.dat"), b, victim_hist(ld),
+                              fill=True) for v, b in boots.items()}
+        have_ctl = write_hist(os.path.join(out, f"victim-{ctl}-control.dat"),
+                              boots.get("patched", []), victim_hist(ctl), fill=True)
         if not any(have.values()):
             continue
         for col, part, what in VICTIM_PARTS:
@@ -377,9 +369,9 @@ def plots(out, tcg, victim, title, victim_src):
                      logx=boots is tcg)
 
     for v, boots in tcg.items():
-        write_hist(os.path.join(out, f"netloop-{v}.dat"), boots, "netloop")
-        write_hist(os.path.join(out, f"netloop-wake-{v}.dat"), boots, "netloop_wake")
-        write_hist(os.path.join(out, f"netloop-send-{v}.dat"), boots, "netloop_send")
+        for dat, key in (("netloop", "netloop"), ("netloop-wake", "netloop_wake"),
+                         ("netloop-send", "netloop_send")):
+            write_hist(os.path.join(out, f"{dat}-{v}.dat"), boots, lambda h, k=key: h[k])
     for dat, what in (("netloop", "cycle (wake-up + send)"), ("netloop-wake", "wake-up"),
                       ("netloop-send", "send() duration")):
         lines = [f"'{dat}-{v}.dat' using 1:2 with steps lw 2 lc rgb '{COLOUR[v]}' title '{v}'"
@@ -389,15 +381,8 @@ def plots(out, tcg, victim, title, victim_src):
     # rtla timerlat thread latency on the victim's CPU
     lines = []
     for v, boots in tcg.items():
-        acc = {}
-        for _, h in boots:
-            for b_, c in h.get("rtla", {}).items():
-                acc[b_] = [a + x for a, x in zip(acc.get(b_, [0] * len(c)), c)]
-        if not acc:
+        if not write_hist(os.path.join(out, f"rtla-{v}.dat"), boots, lambda h: h.get("rtla", {})):
             continue
-        with open(os.path.join(out, f"rtla-{v}.dat"), "w") as f:
-            for b_ in sorted(acc):
-                f.write(f"{b_} " + " ".join(str(x) for x in acc[b_]) + "\n")
         lines.append(f"'rtla-{v}.dat' using 1:3 with steps lw 2 lc rgb '{COLOUR[v]}' "
                      f"title '{v}: thread'")
         lines.append(f"'rtla-{v}.dat' using 1:2 with steps lw 1 dt 2 lc rgb '{COLOUR[v]}' "
@@ -408,7 +393,7 @@ def plots(out, tcg, victim, title, victim_src):
     lines = []
     for v, boots in tcg.items():
         ncol = write_hist(os.path.join(out, f"cyclictest-{v}.dat"), boots,
-                          "cyclictest", percpu=True)
+                          lambda h: h["cyclictest"])
         for c in range(ncol):
             lines.append(f"'cyclictest-{v}.dat' using 1:{c + 2} with steps "
                          f"lc rgb '{COLOUR[v]}' dt {c + 1} title '{v}: CPU{c}'")
@@ -438,8 +423,7 @@ def told_apart(med, spr, keys):
             m = med.get(v, {}).get(k)
             if s_ and m:
                 rel.append((s_[1] - s_[0]) / m)
-    rel.sort()
-    return told, (rel[len(rel) // 2] if rel else None)
+    return told, sorted(rel)
 
 
 def by_vector(boots, key):
@@ -555,7 +539,8 @@ def main():
         told, rel = told_apart(gstat[g]["median"], gstat[g]["spread"], vkeys)
         gname = g.replace("icount", "TCG -icount shift=") if g != "tcg" else "plain TCG"
         lines.append(f"  {gname}: {told} of {len(vkeys)} tell baseline and patched apart, "
-                     f"relative spread (max-min)/median: median {fmt(rel, 2)}")
+                     f"relative spread (max-min)/median: median "
+                     f"{fmt(rel[len(rel) // 2] if rel else None, 2)}")
 
     # acceptance targets of the benchmark, stated whatever the outcome
     def target(name, val, op, limit):
@@ -630,15 +615,11 @@ def spread_report(dirs):
             cells.append(" / ".join(c))
         print(f"{label:<{w}}" + "".join(f" {c:>28}" for c in cells))
     for name, res in runs:
-        vds = [v for k, v in res["verdict"].items() if v in ("lower", "higher", "no diff.")]
-        told = sum(v != "no diff." for v in vds)
-        rel = sorted((s_[1] - s_[0]) / res["median"][v][k]
-                     for v in ("baseline", "patched")
-                     for k, s_ in res["spread"].get(v, {}).items()
-                     if k in lat_keys and s_ and res["median"][v].get(k))
+        keys = [k for k in lat_keys if res["verdict"].get(k) in ("lower", "higher", "no diff.")]
+        told, rel = told_apart(res["median"], res["spread"], keys)
         mid = f"{rel[len(rel) // 2]:.2f}" if rel else "-"
         p90 = f"{rel[int(len(rel) * 0.9)]:.2f}" if rel else "-"
-        print(f"{name}: {res['accel']}, {told} of {len(vds)} latency rows tell baseline and "
+        print(f"{name}: {res['accel']}, {told} of {len(keys)} latency rows tell baseline and "
               f"patched apart; relative spread median {mid}, p90 {p90}")
     return 0
 

@@ -117,14 +117,17 @@ for run in $(seq 1 "$RUNS"); do
 			b=$OUT/boots/$g-$v-$run
 			t0=$SECONDS
 			rc=0
+			# plain boots: every phase, the raisers' devices; -icount
+			# boots: the victim alone
 			if [ "$g" = tcg ]; then
-				BASELINE=$([ $v = baseline ] && echo 1 || echo 0) TAG=$tag TIMEOUT=900 \
-					QEMU_DEVICES=$QEMU_DEVICES "$TOP/scripts/qemu.sh" "$OUT/job.sh" >"$b.qemu.log" 2>&1 || rc=$?
+				job=$OUT/job.sh
+				genv=(QEMU_DEVICES="$QEMU_DEVICES")
 			else
-				BASELINE=$([ $v = baseline ] && echo 1 || echo 0) TAG=$tag TIMEOUT=900 \
-					ACCEL=tcg ICOUNT=$VICTIM_ICOUNT \
-					"$TOP/scripts/qemu.sh" "$OUT/job-victim-$run.sh" >"$b.qemu.log" 2>&1 || rc=$?
+				job=$OUT/job-victim-$run.sh
+				genv=(ACCEL=tcg ICOUNT="$VICTIM_ICOUNT")
 			fi
+			env "${genv[@]}" BASELINE="$([ $v = baseline ] && echo 1 || echo 0)" TAG="$tag" \
+				TIMEOUT=900 "$TOP/scripts/qemu.sh" "$job" >"$b.qemu.log" 2>&1 || rc=$?
 			cp "$BUILD/runs/$tag/serial.log" "$b.log"
 			# the accelerator chosen by the first boot holds for all of them
 			[ $i -gt 1 ] || grep -h '^\[qemu\] KVM unusable' "$b.qemu.log" >&2 || true
