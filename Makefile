@@ -1,6 +1,7 @@
 # softirq-rt: per-task softirq processing for PREEMPT_RT.
 #
 #   make run      benchmark baseline vs patched RT kernels in QEMU (README command 1)
+#   make cycle    the BH fast path, baseline vs patched: guest instructions, TCG ns, refscale
 #   make check    apply, checkpatch, build x86_64 + arm64, boot, run the tests
 #   make soak     stress + hotplug + stress-ng + torture on the patched kernel
 #   make lint     W=1 + sparse on the touched files, htmldocs, checkpatch
@@ -8,7 +9,7 @@
 #   make apply-check  the series against the newest Debian source of its line
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
-#            RUNS=n QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
+#            RUNS=n (make run, cycle) QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
@@ -16,13 +17,16 @@ S := scripts
 
 export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL ICOUNT
 
-.PHONY: run check soak setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
+.PHONY: run cycle check soak setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
 
 help:
-	@sed -n '3,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
 
 run: setup kernel-src
 	$(S)/run.sh
+
+cycle: setup kernel-src
+	$(S)/cycle.sh
 
 check:
 	$(S)/check.sh

@@ -1,0 +1,56 @@
+#!/bin/sh
+# make cycle, inside the guest: the BH fast path. The test module's cycle
+# loop with a raise (local_bh_disable(); tasklet_schedule();
+# local_bh_enable()) and without one (local_bh_disable(); local_bh_enable()),
+# then refscale's bh and incpercpubh readers. Prints "BENCH ..." lines.
+#
+# Environment: CPU (1), LOOPS (cycle iterations, 200000), REPS (5),
+# RS_LOOPS and RS_RUNS (refscale loops per experiment and experiments).
+
+CPU=${CPU:-1}
+LOOPS=${LOOPS:-200000}
+REPS=${REPS:-5}
+RS_LOOPS=${RS_LOOPS:-20000}
+RS_RUNS=${RS_RUNS:-5}
+D=/sys/kernel/debug/test_softirq
+n=0
+
+result() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2 # status $1"; fi
+}
+
+echo "BENCH boot kernel=$(uname -r) cpus=$(nproc) cpu=$CPU loops=$LOOPS reps=$REPS"
+modprobe test_softirq
+result $? load_test_softirq
+for r in $(seq "$REPS"); do
+	for raise in 1 0; do
+		rc=0
+		echo "cycle $CPU $LOOPS $raise" >$D/control || rc=1
+		[ $rc -ne 0 ] || echo "BENCH $(cat $D/result) rep=$r"
+		result $rc "cycle_raise${raise}_$r"
+	done
+done
+rmmod test_softirq
+
+# refscale prints its per-experiment averages (ns per loop) after
+# "END OF TEST"; each run's lines follow its own marker.
+for t in bh incpercpubh; do
+	dmesg -C
+	modprobe refscale scale_type=$t nreaders=1 loops="$RS_LOOPS" nruns="$RS_RUNS" \
+		holdoff=0 shutdown_secs=0 verbose=0
+	rc=$?
+	i=0
+	while [ $rc -eq 0 ] && [ $i -lt 600 ] && ! dmesg | grep -q 'END OF TEST'; do
+		sleep 1
+		i=$((i + 1))
+	done
+	sleep 1
+	avg=$(dmesg | awk '/END OF TEST/ { on = 1; next }
+		on { sub(/^\[[ 0-9.]*\] */, ""); if ($0 ~ /^[0-9]+\t[0-9.]+$/) { split($0, f, "\t"); s += f[2]; k++ } }
+		END { if (k) printf "%.3f %d\n", s / k, k }')
+	[ -n "$avg" ] || rc=1
+	echo "BENCH refscale type=$t ns_per_loop=${avg% *} runs=${avg#* }"
+	rmmod refscale
+	result $rc "refscale_$t"
+done
