@@ -43,11 +43,13 @@ for v in baseline patched; do
 done
 
 job() { # job FILE ENV...: the guest script with its environment
+	local f=$1
+	shift
 	{
 		echo '#!/bin/sh'
 		echo "export $*"
 		sed 1d "$TOP/scripts/guest/cycle.sh"
-	} >"$1"
+	} >"$f"
 }
 job "$OUT/job-icount.sh" REPS=3
 job "$OUT/job-tcg.sh" REPS=5
