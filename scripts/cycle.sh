@@ -35,12 +35,7 @@ LOG_TAG="cycle $NAME"
 OUT=$BUILD/cycle/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT"
 
-for v in baseline patched; do
-	b=$([ $v = baseline ] && echo 1 || echo 0)
-	"$TOP/scripts/tree.sh" "$v"
-	BASELINE=$b "$TOP/scripts/build.sh"
-	BASELINE=$b "$TOP/scripts/initramfs.sh"
-done
+build_pair
 
 job() { # job FILE ENV...: the guest script with its environment
 	local f=$1

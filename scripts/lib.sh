@@ -185,3 +185,16 @@ patched_tree_stage() {
 	SUMMARY=$OUT/summary
 	: >"$SUMMARY"
 }
+
+# Build the unpatched and the patched kernel of the current ARCH/KERNEL/
+# BH_LOCK/CFG, each with its initramfs: the pair make run and make cycle
+# compare.
+build_pair() {
+	local v
+	for v in baseline patched; do
+		log "kernel: $v (CFG=$CFG)"
+		"$TOP/scripts/tree.sh" "$v"
+		BASELINE=$([ $v = baseline ] && echo 1 || echo 0) "$TOP/scripts/build.sh"
+		BASELINE=$([ $v = baseline ] && echo 1 || echo 0) "$TOP/scripts/initramfs.sh"
+	done
+}

@@ -64,12 +64,7 @@ OUT=$BUILD/bench/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/boots"
 start=$SECONDS
 
-for v in baseline patched; do
-	log "kernel: $v (CFG=perf)"
-	"$TOP/scripts/tree.sh" "$v"
-	BASELINE=$([ $v = baseline ] && echo 1 || echo 0) "$TOP/scripts/build.sh"
-	BASELINE=$([ $v = baseline ] && echo 1 || echo 0) "$TOP/scripts/initramfs.sh"
-done
+build_pair
 
 # The realistic raisers' devices (x86_64's pc machine): a disk for
 # virtio-blk completions, a NIC on QEMU user networking through which the
