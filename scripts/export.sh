@@ -3,6 +3,8 @@
 # (patches/ and series for 7.3, patches/6.12/ and series-6.12 for 6.12).
 # Deterministic: file names come from subjects, no commit hashes or tool
 # versions are written, so exporting an unchanged tree changes nothing.
+# A commit's git note becomes the text below its patch's '---' (notes to the
+# reader which are no part of the changelog: 'git notes edit <commit>').
 #
 # usage: KERNEL=7.3 scripts/export.sh
 
@@ -20,6 +22,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 git -C "$DIR" format-patch -q --zero-commit --no-signature --no-numbered \
 	--stat=72 --filename-max-length=96 -o "$tmp" pristine..HEAD
+
+# notes to the reader (git notes of the edit tree's commits) below '---'
+i=0
+for c in $(git -C "$DIR" rev-list --reverse pristine..HEAD); do
+	i=$((i + 1))
+	git -C "$DIR" notes show "$c" >"$tmp/notes" 2>/dev/null || continue
+	python3 "$TOP/scripts/notes.py" put "$(ls "$tmp"/"$(printf %04d $i)"-*.patch)" "$tmp/notes"
+done
+rm -f "$tmp/notes"
 
 rm -f "$TOP/$PATCHES"/*.patch
 mkdir -p "$TOP/$PATCHES"

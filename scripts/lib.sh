@@ -159,14 +159,15 @@ is_test_patch() {
 
 # checkpatch --strict on patch file $2, run from kernel tree $1 with
 # Debian's python3 for spdxcheck.py (ply). Prints the findings. Status 0:
-# clean; 2: findings which the changelog justifies in a paragraph starting
-# "checkpatch " (as maintainers accept); 1: anything else.
+# clean; 2: findings which the patch justifies in a paragraph starting
+# "checkpatch " (in the notes below '---', where tool talk belongs); 1:
+# anything else.
 run_checkpatch() {
 	local out
 	out=$(cd "$1" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict -q --no-summary "$2" 2>&1) &&
 		return 0
 	echo "$out"
-	if sed -n '/^---$/q;p' "$2" | grep -q '^checkpatch '; then
+	if sed -n '/^diff --git /q;p' "$2" | grep -q '^checkpatch '; then
 		return 2
 	fi
 	return 1

@@ -50,6 +50,9 @@ make_git() {
 	git_tree init -q
 	git_tree config core.autocrlf false
 	git_tree config gc.auto 0
+	# notes (the text below a patch's '---') follow commits through
+	# rebase and amend
+	git_tree config notes.rewriteRef refs/notes/commits
 	git_tree add -A -f .
 	git_tree commit -q -m "Linux $KVER ($(cat "$CACHE/dl/$KSRC_PKG.deb-name" 2>/dev/null || echo "$KSRC_PKG"))"
 	git_tree tag pristine
@@ -58,7 +61,7 @@ make_git() {
 # Apply the patches ($1: all or tests) with git am, which never applies
 # with fuzz: a hunk whose context does not match exactly fails the patch.
 apply_series() {
-	local p out n=0
+	local p out notes n=0
 	while read -r p; do
 		[ "$1" = tests ] && ! is_test_patch "$TOP/$p" && continue
 		[ -f "$TOP/$p" ] || die "series names $p, which does not exist"
@@ -67,6 +70,9 @@ apply_series() {
 			echo "$out" | grep -E '^(error|fatal):' | sed "s|^|[$STAGE] $p: |" >&2
 			die "$p does not apply to $KVER (hunk above)"
 		fi
+		# the patch's notes below '---', which git am drops
+		notes=$(python3 "$TOP/scripts/notes.py" get "$TOP/$p")
+		[ -z "$notes" ] || git_tree notes add -f -m "$notes" HEAD
 		n=$((n + 1))
 	done < <(series_patches)
 	log "applied $n patches ($1)"
