@@ -89,7 +89,7 @@ sed "s/\${SOAK_SECONDS}/$SOAK_SECONDS/" >"$GUEST_JOB" <<'JOB'
 # make check, inside the guest
 export KTAP_TIMEOUT=600
 ktap-run /bin/smoke.sh /selftests/softirq/softirq_kunit.sh \
-	/selftests/softirq/softirq_attribution /selftests/softirq/test_softirq_ctl
+	/selftests/softirq/softirq_attribution /bin/test_softirq_ctl
 # the short soak: make soak for a minute
 DURATION=${SOAK_SECONDS} soak.sh
 JOB

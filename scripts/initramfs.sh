@@ -3,7 +3,9 @@
 # their libraries, init) shared by every kernel of that arch, and a payload
 # archive per kernel build (its modules and the softirq selftests compiled
 # statically for ARCH from the kernel tree). The kernel accepts the two
-# archives concatenated; qemu.sh appends the job as a third.
+# archives concatenated; qemu.sh appends the job as a third. The payload
+# also carries the measuring module (module/, built by build.sh) and its
+# control-file test.
 #
 # usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=..] scripts/initramfs.sh
 # output: build/initramfs/<arch>/base.cpio, <obj>/payload.cpio
@@ -151,12 +153,22 @@ selftests() {
 		die "building the selftests failed, see $OBJ/selftests.log"
 }
 
+# The measuring module's control-file test (module/test_softirq_ctl.c), a
+# project test, with the kselftest harness of this tree.
+ctl_test() {
+	"$TARGET_CC" -O2 -Wall -Werror -static -pthread \
+		-I "$SRC/tools/testing/selftests" -isystem "$OBJ/usr/include" \
+		-o "$OBJ/test_softirq_ctl" "$TOP/module/test_softirq_ctl.c" ||
+		die "building module/test_softirq_ctl.c for $ARCH failed"
+}
+
 payload() {
 	local list=$OBJ/payload.list rtla
-	selftests
-	rtla=$(rtla_tool) || exit 1
 	make -s -C "$SRC" O="$OBJ" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
 		headers_install INSTALL_HDR_PATH="$OBJ/usr" >/dev/null 2>&1 || true
+	selftests
+	ctl_test
+	rtla=$(rtla_tool) || exit 1
 	{
 		echo "dir /lib 0755 0 0"
 		echo "dir /lib/modules 0755 0 0"
@@ -168,6 +180,7 @@ payload() {
 			awk '{print "dir /selftests/" $1 " 0755 0 0"}'
 		(cd "$OBJ/selftests" && find . -type f | sed 's|^\./||') |
 			awk -v o="$OBJ/selftests" '{print "file /selftests/" $1 " " o "/" $1 " 0755 0 0"}'
+		echo "file /bin/test_softirq_ctl $OBJ/test_softirq_ctl 0755 0 0"
 		[ -z "$rtla" ] || echo "file /bin/rtla $rtla 0755 0 0"
 	} >"$list"
 	"$GEN" "$list" >"$OBJ/payload.cpio"
