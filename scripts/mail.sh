@@ -1,72 +1,199 @@
 #!/usr/bin/env bash
-# Prepare the series for the mailing list (no mail is sent): git
-# format-patch of the patched tree with the cover letter from ./cover-letter,
-# the version from ./VERSION, a base-commit line, and To/Cc from the kernel
-# tree's scripts/get_maintainer.pl.
+# Prepare the 7.3 series for the mailing lists as separate postings
+# (./postings): each one based on the pristine tree alone, numbered on its
+# own, with its cover letter from cover-letters/<name>, From: and
+# Signed-off-by: of the sender (git config user.name / user.email, as
+# 'git format-patch -s' does), the notes below each patch's '---', and
+# To/Cc from the kernel tree's scripts/get_maintainer.pl for that posting's
+# patches. Refuses while the sender's identity is unset or the repository's
+# placeholder. Checks every mail with checkpatch --strict. Sends nothing.
 #
-# usage: [KERNEL=7.3] scripts/mail.sh
-# output: build/outgoing/v<N>/*.patch, build/outgoing/v<N>/send-email.sh
+# usage: scripts/mail.sh
+# output: build/outgoing/<posting>/*.patch and send-email.sh per posting,
+#   build/outgoing/summary
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] $0" >&2; exit 2; }
+[ $# -eq 0 ] || { echo "usage: $0" >&2; exit 2; }
 load_params
 LOG_TAG=mail
-V=$(tr -d ' \n' <"$TOP/VERSION")
-[[ $V =~ ^[1-9][0-9]*$ ]] || die "VERSION must hold a number, not '$V'"
-COVER=$TOP/cover-letter
-[ -s "$COVER" ] || die "no cover letter in $COVER"
+[ "$KERNEL" = 7.3 ] || die "make mail posts the mainline (7.3) series; the $KERNEL line is not posted"
+
+# Signing off certifies the Developer's Certificate of Origin
+# (Documentation/process/submitting-patches.rst) for the person who sends:
+# only a real name and address can do that.
+NAME=$(git -C "$TOP" config user.name || true)
+EMAIL=$(git -C "$TOP" config user.email || true)
+if [ -z "$NAME" ] || [ -z "$EMAIL" ] ||
+	[[ $EMAIL =~ (\.example|\.invalid|\.test|\.localhost|@localhost)$ ]] ||
+	[[ $NAME =~ ^Seed\ [0-9a-f]{8}\ maintainers$ ]]; then
+	die "no sender: set your own identity, which signs off every patch: git config user.name 'Your Name' && git config user.email you@your.domain"
+fi
+SENDER="$NAME <$EMAIL>"
 
 "$TOP/scripts/tree.sh" patched
 SRC=$(src_dir patched)
 KVER=$(kernel_version)
-OUT=$BUILD/outgoing/v$V
+OUT=$BUILD/outgoing
 rm -rf "$OUT"
 mkdir -p "$OUT"
+SUMMARY=$OUT/summary
+: >"$SUMMARY"
 
-# Maintainers of what the series touches: M: go to To, lists and reviewers
-# to Cc, the same for every mail of the thread.
-ALL=$OUT/.series.patch
-git -C "$SRC" format-patch -q --stdout pristine..HEAD >"$ALL"
-gm() {
-	(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
-		--no-git-fallback "$@" "$ALL") | sort -u
+subject_of() { # PATCH: its subject without "[PATCH] "
+	sed -n '/^Subject: /{s/^Subject: \[PATCH\] //;p;q}' "$1"
 }
-mapfile -t TO < <(gm --no-l --no-r)
-mapfile -t CC < <(gm --no-m | grep -vxF -f <(printf '%s\n' "${TO[@]}"))
-[ ${#TO[@]} -gt 0 ] || die "get_maintainer.pl found no maintainer"
 
-args=(-q --cover-letter -v"$V" --base=pristine --thread=shallow -o "$OUT")
-for a in "${TO[@]}"; do args+=(--to="$a"); done
-for a in "${CC[@]}"; do args+=(--cc="$a"); done
-git -C "$SRC" format-patch "${args[@]}" pristine..HEAD
+# The changelog of patch $1 without the repository's placeholder sign-off,
+# signed off by the sender.
+message_of() {
+	python3 - "$1" "$SENDER" <<'PY'
+import re, sys
+path, sender = sys.argv[1:]
+lines = open(path).read().split("\n")
+i = next(n for n, l in enumerate(lines) if l.startswith("Subject: "))
+subject = lines[i][len("Subject: "):]
+i += 1
+while lines[i].startswith(" "):
+    subject += lines[i]
+    i += 1
+subject = re.sub(r"^\[PATCH\] ", "", subject)
+while lines[i] != "":
+    i += 1
+body = []
+for l in lines[i + 1:]:
+    if l == "---":
+        break
+    if re.match(r"Signed-off-by: .*(\.example|\.invalid|@localhost)>$", l):
+        continue
+    body.append(l)
+while body and body[-1] == "":
+    body.pop()
+sob = "Signed-off-by: " + sender
+if sob not in body:
+    body.append(sob)
+print(subject + "\n\n" + "\n".join(body))
+PY
+}
 
-# The cover letter: subject from the first line of ./cover-letter, the
-# blurb from the rest; shortlog, diffstat and base-commit stay generated.
-cl=$(ls "$OUT"/*0000-cover-letter.patch)
-subject=$(head -n1 "$COVER")
-python3 - "$cl" "$subject" "$COVER" <<'PY'
+# Commits of one posting on top of pristine, made from the patch files
+# without a work tree: any dependency on another posting fails here.
+commit_posting() { # PATCH...: prints the last commit
+	local idx parent tree p
+	idx=$(mktemp)
+	parent=$(git -C "$SRC" rev-parse pristine)
+	GIT_INDEX_FILE=$idx git -C "$SRC" read-tree pristine
+	for p in "$@"; do
+		GIT_INDEX_FILE=$idx git -C "$SRC" apply --cached "$TOP/$p" ||
+			die "$p does not apply to $KVER without the other postings"
+		tree=$(GIT_INDEX_FILE=$idx git -C "$SRC" write-tree)
+		parent=$(message_of "$TOP/$p" |
+			GIT_AUTHOR_NAME=$NAME GIT_AUTHOR_EMAIL=$EMAIL \
+			GIT_COMMITTER_NAME=$NAME GIT_COMMITTER_EMAIL=$EMAIL \
+			git -C "$SRC" commit-tree "$tree" -p "$parent")
+	done
+	rm -f "$idx"
+	echo "$parent"
+}
+
+posting() { # NAME PREFIX SUBJECT-PREFIX VERSION PATCH...
+	local name=$1 sp=$3 v=$4 dir=$OUT/$1 head cover subject n i p f to cc added
+	shift 4
+	cover=$TOP/cover-letters/$name
+	[ -s "$cover" ] || die "no cover letter in cover-letters/$name"
+	head=$(commit_posting "$@")
+	mkdir -p "$dir"
+
+	# maintainers and lists of what this posting touches
+	git -C "$SRC" format-patch -q --stdout "pristine..$head" >"$dir/.all"
+	# (its --fixes lookup of the commit a Fixes: tag names finds nothing
+	# in Debian's source import, which has no upstream history: quiet)
+	gm() {
+		(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
+			--no-git-fallback "$@" "$dir/.all" 2>/dev/null) | sort -u
+	}
+	mapfile -t to < <(gm --no-l --no-r)
+	mapfile -t cc < <(gm --no-m | grep -vxF -f <(printf '%s\n' "${to[@]}"))
+	[ ${#to[@]} -gt 0 ] || die "$name: get_maintainer.pl found no maintainer"
+	added=$(git -C "$SRC" diff --numstat pristine "$head" | awk '{a += $1} END {print a + 0}')
+	rm -f "$dir/.all"
+
+	local args=(-q --cover-letter --thread=shallow --subject-prefix="$sp" -o "$dir")
+	[ "$v" = 1 ] || args+=(-v"$v")
+	for f in "${to[@]}"; do args+=(--to="$f"); done
+	for f in "${cc[@]}"; do args+=(--cc="$f"); done
+	git -C "$SRC" format-patch "${args[@]}" "pristine..$head"
+
+	# notes to the reader below '---', as in patches/
+	i=0
+	for p in "$@"; do
+		i=$((i + 1))
+		python3 "$TOP/scripts/notes.py" get "$TOP/$p" >"$dir/.notes"
+		[ -s "$dir/.notes" ] &&
+			python3 "$TOP/scripts/notes.py" put "$(ls "$dir"/*"$(printf '%04d' $i)"-*.patch)" "$dir/.notes"
+	done
+	rm -f "$dir/.notes"
+
+	f=$(ls "$dir"/*0000-cover-letter.patch)
+	subject=$(head -n1 "$cover")
+	python3 - "$f" "$subject" "$cover" "$KVER" "$(cat "$CACHE/dl/$KSRC_PKG.deb-name" 2>/dev/null || echo "$KSRC_PKG")" <<'PY'
 import sys
-path, subject, cover = sys.argv[1:]
+path, subject, cover, kver, deb = sys.argv[1:]
 blurb = open(cover).read().split("\n", 1)[1].strip("\n")
+blurb += f"\n\nBased on Linux {kver} ({deb}); applies to it on its own.\n"
 text = open(path).read()
 text = text.replace("*** SUBJECT HERE ***", subject, 1)
 text = text.replace("*** BLURB HERE ***", blurb, 1)
 open(path, "w").write(text)
 PY
-grep -q '\*\*\*' "$cl" && die "cover letter placeholder left in $cl"
+	grep -q '\*\*\*' "$f" && die "cover letter placeholder left in $f"
 
-cat >"$OUT/send-email.sh" <<EOF
+	# what goes out is what checkpatch --strict accepts
+	for f in "$dir"/*.patch; do
+		case $f in *0000-cover-letter.patch) continue ;; esac
+		run_checkpatch "$SRC" "$f" >"$dir/.checkpatch" 2>&1 || [ $? -eq 2 ] ||
+			die "checkpatch --strict: $f: $(cat "$dir/.checkpatch")"
+	done
+	rm -f "$dir/.checkpatch"
+
+	cat >"$dir/send-email.sh" <<'EOF'
 #!/bin/sh
-# Review first; then: git send-email --dry-run ... without --dry-run.
-exec git send-email --dry-run --confirm=always "\$(dirname "\$0")"/*.patch
+# Review first; then: git send-email ... without --dry-run.
+exec git send-email --dry-run --confirm=always "$(dirname "$0")"/*.patch
 EOF
-chmod +x "$OUT/send-email.sh"
+	chmod +x "$dir/send-email.sh"
+	n=$#
+	{
+		echo "$name: [$sp$([ "$v" = 1 ] || echo " v$v")] $n patches, $added lines added: $subject"
+		echo "  To: $(IFS=,; echo "${to[*]}")"
+		echo "  Cc: $(IFS=,; echo "${cc[*]}")"
+		grep -h '^Subject:' "$dir"/*.patch | sed 's/^/  /'
+	} >>"$SUMMARY"
+}
 
-rm -f "$ALL"
-n=$(find "$OUT" -name '*.patch' | wc -l)
-log "v$V: $n mails in $OUT (base: Linux $KVER as packaged by Debian, tag 'pristine')"
-log "To: $(IFS=,; echo "${TO[*]}")"
-log "Cc: $(IFS=,; echo "${CC[*]}")"
-grep -h '^Subject:' "$OUT"/*.patch | sed 's/^/  /'
+# Which patch goes with which posting: the first line whose prefix matches.
+mapfile -t ALL < <(series_patches)
+declare -A TAKEN=()
+npost=0
+while read -r name prefix sp1 sp2 rest; do
+	[ -n "$name" ] || continue
+	case $name in \#*) continue ;; esac
+	if [ "$sp1" = RFC ]; then sp="RFC $sp2" v=$rest; else sp=$sp1 v="$sp2"; fi
+	mine=()
+	for p in "${ALL[@]}"; do
+		[ -z "${TAKEN[$p]:-}" ] || continue
+		s=$(subject_of "$TOP/$p")
+		if [ "$prefix" = "*" ] || [ "${s#"$prefix" }" != "$s" ]; then
+			mine+=("$p")
+			TAKEN[$p]=$name
+		fi
+	done
+	[ ${#mine[@]} -gt 0 ] || die "posting $name matches no patch"
+	posting "$name" "$prefix" "$sp" "$v" "${mine[@]}"
+	npost=$((npost + 1))
+done <"$TOP/postings"
+[ ${#TAKEN[@]} -eq ${#ALL[@]} ] || die "patches in no posting: check ./postings"
+
+cat "$SUMMARY"
+log "$npost postings from $SENDER in $OUT (each based on Linux $KVER, tag 'pristine', alone)"
