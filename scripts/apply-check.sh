@@ -8,7 +8,7 @@
 # in Debian's archive, which may be newer than the one the pipeline builds,
 # and reports every hunk which does not apply at its line: offset, fuzz or
 # failure, so a stable update which moves or breaks the context is seen
-# before it is rebased on (README: "Rebasing").
+# before it is rebased on (docs/6.12.md: "Drift and rebasing").
 #
 # usage: [KERNEL=7.3|6.12] scripts/apply-check.sh git-am|quilt|drift
 # output: status 0 when the whole series applied without fuzz
@@ -57,7 +57,7 @@ drift() {
 			esac
 		done <<<"$out"
 	done < <(series_patches)
-	[ "$bad" = 0 ] || die "$n patches: hunks above need fuzz or fail on $deb; rebase (README: Rebasing)"
+	[ "$bad" = 0 ] || die "$n patches: hunks above need fuzz or fail on $deb; rebase (docs/6.12.md: Drift and rebasing)"
 	log "$n patches apply to $deb without fuzz (offsets, if any, listed above)"
 }
 if [ "$MODE" = drift ]; then

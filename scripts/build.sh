@@ -140,8 +140,7 @@ build_module() {
 	local dir=$OBJ/module-build
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	cp "$TOP"/module/Makefile "$TOP"/module/*.c "$dir/"
-	rm -f "$dir"/test_softirq_ctl.c
+	cp "$TOP"/module/Makefile "$TOP"/module/test_softirq.c "$dir/"
 	make "${MAKEARGS[@]}" M="$dir" modules >"$OBJ/module.log" 2>&1 &&
 		make "${MAKEARGS[@]}" M="$dir" INSTALL_MOD_PATH="$OBJ/modules" \
 			INSTALL_MOD_STRIP=1 INSTALL_MOD_DIR=extra DEPMOD=true \

@@ -70,7 +70,7 @@ checkpatch() {
 		st=0
 		run_checkpatch "$src" "$TOP/$p" >"$CHECK_DIR/checkpatch.out" || st=$?
 		if [ $st -ne 1 ]; then
-			[ $st -eq 0 ] || sed 's/^/  justified in the changelog: /' "$CHECK_DIR/checkpatch.out"
+			[ $st -eq 0 ] || sed 's/^/  justified below ---: /' "$CHECK_DIR/checkpatch.out"
 			record pass "checkpatch.${p##*/}"
 		else
 			sed 's/^/  /' "$CHECK_DIR/checkpatch.out"

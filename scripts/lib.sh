@@ -167,7 +167,7 @@ run_checkpatch() {
 	out=$(cd "$1" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict -q --no-summary "$2" 2>&1) &&
 		return 0
 	echo "$out"
-	if sed -n '/^diff --git /q;p' "$2" | grep -q '^checkpatch '; then
+	if sed -n '/^---$/,/^diff --git /p' "$2" | grep -q '^checkpatch '; then
 		return 2
 	fi
 	return 1

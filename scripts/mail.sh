@@ -28,7 +28,7 @@ EMAIL=$(git -C "$TOP" config user.email || true)
 if [ -z "$NAME" ] || [ -z "$EMAIL" ] ||
 	[[ $EMAIL =~ (\.example|\.invalid|\.test|\.localhost|@localhost)$ ]] ||
 	[[ $NAME =~ ^Seed\ [0-9a-f]{8}\ maintainers$ ]]; then
-	die "no sender: set your own identity, which signs off every patch: git config user.name 'Your Name' && git config user.email you@your.domain"
+	die "no sender: set your own identity, which signs off every patch: git config --global user.name 'Your Name'; git config --global user.email you@your.domain"
 fi
 SENDER="$NAME <$EMAIL>"
 
@@ -72,6 +72,9 @@ while body and body[-1] == "":
     body.pop()
 sob = "Signed-off-by: " + sender
 if sob not in body:
+    # trailers are one block, separated from the text by a blank line
+    if body and not re.match(r"[A-Za-z-]+: \S", body[-1]):
+        body.append("")
     body.append(sob)
 print(subject + "\n\n" + "\n".join(body))
 PY
@@ -102,6 +105,11 @@ posting() { # NAME PREFIX SUBJECT-PREFIX VERSION PATCH...
 	shift 4
 	cover=$TOP/cover-letters/$name
 	[ -s "$cover" ] || die "no cover letter in cover-letters/$name"
+	# To: and Cc: lines at the top of the cover letter add people whom
+	# MAINTAINERS does not name for these files (kernel/softirq.c has no
+	# entry of its own)
+	mapfile -t xto < <(sed -n '/^\(To\|Cc\): /!q; s/^To: //p' "$cover")
+	mapfile -t xcc < <(sed -n '/^\(To\|Cc\): /!q; s/^Cc: //p' "$cover")
 	head=$(commit_posting "$@")
 	mkdir -p "$dir"
 
@@ -113,8 +121,9 @@ posting() { # NAME PREFIX SUBJECT-PREFIX VERSION PATCH...
 		(cd "$SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git \
 			--no-git-fallback "$@" "$dir/.all" 2>/dev/null) | sort -u
 	}
-	mapfile -t to < <(gm --no-l --no-r)
-	mapfile -t cc < <(gm --no-m | grep -vxF -f <(printf '%s\n' "${to[@]}"))
+	mapfile -t to < <( (printf '%s\n' "${xto[@]}"; gm --no-l --no-r) | awk 'NF && !seen[$0]++')
+	mapfile -t cc < <( (printf '%s\n' "${xcc[@]}"; gm --no-m) | awk 'NF && !seen[$0]++' |
+		grep -vxF -f <(printf '%s\n' "${to[@]}"))
 	[ ${#to[@]} -gt 0 ] || die "$name: get_maintainer.pl found no maintainer"
 	added=$(git -C "$SRC" diff --numstat pristine "$head" | awk '{a += $1} END {print a + 0}')
 	rm -f "$dir/.all"
@@ -123,36 +132,49 @@ posting() { # NAME PREFIX SUBJECT-PREFIX VERSION PATCH...
 	[ "$v" = 1 ] || args+=(-v"$v")
 	for f in "${to[@]}"; do args+=(--to="$f"); done
 	for f in "${cc[@]}"; do args+=(--cc="$f"); done
-	git -C "$SRC" format-patch "${args[@]}" "pristine..$head"
+	# the committer identity names the cover letter and the Message-Ids
+	git -C "$SRC" -c user.name="$NAME" -c user.email="$EMAIL" \
+		format-patch "${args[@]}" "pristine..$head"
 
-	# notes to the reader below '---', as in patches/
+	# notes to the reader below '---', as in patches/, but for the
+	# project's answers to checkpatch, which are addressed to nobody
 	i=0
 	for p in "$@"; do
 		i=$((i + 1))
-		python3 "$TOP/scripts/notes.py" get "$TOP/$p" >"$dir/.notes"
+		python3 "$TOP/scripts/notes.py" get "$TOP/$p" |
+			python3 -c 'import sys; print("\n\n".join(q for q in sys.stdin.read().strip().split("\n\n") if q and not q.startswith("checkpatch ")))' |
+			sed '/^$/N;/^\n$/D' >"$dir/.notes"
+		[ -n "$(tr -d '\n' <"$dir/.notes")" ] || : >"$dir/.notes"
 		[ -s "$dir/.notes" ] &&
 			python3 "$TOP/scripts/notes.py" put "$(ls "$dir"/*"$(printf '%04d' $i)"-*.patch)" "$dir/.notes"
 	done
 	rm -f "$dir/.notes"
 
 	f=$(ls "$dir"/*0000-cover-letter.patch)
-	subject=$(head -n1 "$cover")
+	subject=$(sed -n '/^\(To\|Cc\): /!{p;q}' "$cover")
 	python3 - "$f" "$subject" "$cover" "$KVER" "$(cat "$CACHE/dl/$KSRC_PKG.deb-name" 2>/dev/null || echo "$KSRC_PKG")" <<'PY'
 import sys
 path, subject, cover, kver, deb = sys.argv[1:]
-blurb = open(cover).read().split("\n", 1)[1].strip("\n")
-blurb += f"\n\nBased on Linux {kver} ({deb}); applies to it on its own.\n"
+lines = open(cover).read().split("\n")
+while lines and (lines[0].startswith("To: ") or lines[0].startswith("Cc: ")):
+    lines.pop(0)
+blurb = "\n".join(lines[1:]).strip("\n")
+blurb += f"\n\nBased on Linux {kver} ({deb});\napplies to it on its own.\n"
 text = open(path).read()
 text = text.replace("*** SUBJECT HERE ***", subject, 1)
 text = text.replace("*** BLURB HERE ***", blurb, 1)
 open(path, "w").write(text)
 PY
-	grep -q '\*\*\*' "$f" && die "cover letter placeholder left in $f"
+	grep -qE '\*\*\*|@[A-Z]+@' "$f" && die "cover letter placeholder left in $f"
 
-	# what goes out is what checkpatch --strict accepts
-	for f in "$dir"/*.patch; do
-		case $f in *0000-cover-letter.patch) continue ;; esac
-		run_checkpatch "$SRC" "$f" >"$dir/.checkpatch" 2>&1 || [ $? -eq 2 ] ||
+	# what goes out is what checkpatch --strict accepts, or what the
+	# patch's notes in patches/ answer (left out of the mail)
+	i=0
+	for p in "$@"; do
+		i=$((i + 1))
+		f=$(ls "$dir"/*"$(printf '%04d' $i)"-*.patch)
+		run_checkpatch "$SRC" "$f" >"$dir/.checkpatch" 2>&1 ||
+			grep -q '^checkpatch ' <<<"$(python3 "$TOP/scripts/notes.py" get "$TOP/$p")" ||
 			die "checkpatch --strict: $f: $(cat "$dir/.checkpatch")"
 	done
 	rm -f "$dir/.checkpatch"
@@ -195,5 +217,9 @@ while read -r name prefix sp1 sp2 rest; do
 done <"$TOP/postings"
 [ ${#TAKEN[@]} -eq ${#ALL[@]} ] || die "patches in no posting: check ./postings"
 
+# nothing of the repository's placeholder identity goes out
+if grep -rlE 'a-seed-[0-9a-f]{8}|Seed [0-9a-f]{8} maintainers|\.example>' "$OUT"; then
+	die "the placeholder identity is in the mails above"
+fi
 cat "$SUMMARY"
 log "$npost postings from $SENDER in $OUT (each based on Linux $KVER, tag 'pristine', alone)"
