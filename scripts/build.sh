@@ -141,11 +141,12 @@ build_module() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp "$TOP"/module/Makefile "$TOP"/module/test_softirq.c "$dir/"
-	make "${MAKEARGS[@]}" M="$dir" modules >"$OBJ/module.log" 2>&1 &&
-		make "${MAKEARGS[@]}" M="$dir" INSTALL_MOD_PATH="$OBJ/modules" \
+	if ! make "${MAKEARGS[@]}" M="$dir" modules >"$OBJ/module.log" 2>&1 ||
+		! make "${MAKEARGS[@]}" M="$dir" INSTALL_MOD_PATH="$OBJ/modules" \
 			INSTALL_MOD_STRIP=1 INSTALL_MOD_DIR=extra DEPMOD=true \
-			modules_install >>"$OBJ/module.log" 2>&1 ||
+			modules_install >>"$OBJ/module.log" 2>&1; then
 		die "building module/ against $KVER failed, see $OBJ/module.log"
+	fi
 	log "module: $(find "$OBJ/modules" -name test_softirq.ko -printf '%P')"
 }
 

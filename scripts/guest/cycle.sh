@@ -12,7 +12,8 @@
 # unpatched kernel here. incpercpubh is a preemptible BH section.
 #
 # Environment: CPU (1), LOOPS (cycle iterations, 200000), REPS (5),
-# RS_LOOPS and RS_RUNS (refscale loops per experiment and experiments).
+# RS_LOOPS and RS_RUNS (refscale loops per experiment and experiments),
+# REFSCALE_TYPES (incpercpubh).
 
 CPU=${CPU:-1}
 LOOPS=${LOOPS:-200000}
@@ -47,9 +48,9 @@ rmmod test_softirq
 while [ "$(cut -d. -f1 /proc/uptime)" -lt 3 ]; do
 	sleep 1
 done
-for t in incpercpubh; do
+for t in ${REFSCALE_TYPES:-incpercpubh}; do
 	dmesg -c >/dev/null
-	modprobe refscale scale_type=$t nreaders=1 loops="$RS_LOOPS" nruns="$RS_RUNS" \
+	modprobe refscale scale_type="$t" nreaders=1 loops="$RS_LOOPS" nruns="$RS_RUNS" \
 		holdoff=0 shutdown_secs=0 verbose=0
 	rc=$?
 	i=0
