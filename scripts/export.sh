@@ -20,7 +20,7 @@ DIR=$(src_dir linux)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-git -C "$DIR" format-patch -q --zero-commit --no-signature --no-numbered \
+git -C "$DIR" -c core.abbrev=7 format-patch -q --zero-commit --no-signature --no-numbered \
 	--stat=72 --filename-max-length=96 -o "$tmp" pristine..HEAD
 
 # notes to the reader (git notes of the edit tree's commits) below '---'
