@@ -11,6 +11,7 @@
 # virtual time from the instruction count instead of the host clock, on one
 # host thread for all vCPUs (make run's latency evaluation; KVM ignores it).
 # QEMU_DEVICES: more QEMU arguments, split on spaces (make run's disk and NIC).
+# ROOTFS=1 adds the Debian userland of scripts/rootfs.sh; the job runs in it.
 # output: build/runs/<tag>/{serial.log,results,accel}; exit 0 only when
 # every result passed and the log is clean.
 
@@ -40,7 +41,13 @@ cp "$JOB" "$RUN/job/job.sh"
 chmod +x "$RUN/job/job.sh"
 printf 'file /job.sh %s 0755 0 0\n' "$RUN/job/job.sh" >"$RUN/job.list"
 "$BUILD/tools/gen_init_cpio" "$RUN/job.list" >"$RUN/job.cpio"
-cat "$BUILD/initramfs/$ARCH/base.cpio" "$OBJ/payload.cpio" "$RUN/job.cpio" >"$RUN/initrd.cpio"
+ROOTFS_CPIO=
+if [ "${ROOTFS:-0}" = 1 ]; then
+	ROOTFS_CPIO=$BUILD/initramfs/$ARCH/rootfs.cpio
+	[ -f "$ROOTFS_CPIO" ] || die "no $ROOTFS_CPIO (run scripts/rootfs.sh)"
+fi
+cat "$BUILD/initramfs/$ARCH/base.cpio" "$OBJ/payload.cpio" ${ROOTFS_CPIO:+"$ROOTFS_CPIO"} \
+	"$RUN/job.cpio" >"$RUN/initrd.cpio"
 
 LOG=$RUN/serial.log
 APPEND="console=$QEMU_CONSOLE loglevel=5 panic=-1 rcupdate.rcu_cpu_stall_suppress_at_boot=1 $QEMU_APPEND ${GUEST_APPEND:-}"
