@@ -105,8 +105,13 @@ run_config() { # ARCH:BH_LOCK
 	local t0=$SECONDS
 	TIMEOUT=${CHECK_TIMEOUT:-900} TAG=check-$name "$TOP/scripts/qemu.sh" "$GUEST_JOB" || true
 	echo "$name.guest $((SECONDS - t0)) ($(cat "$BUILD/runs/check-$name/accel" 2>/dev/null || echo '?'))" >>"$TIMINGS"
-	[ -f "$BUILD/runs/check-$name/results" ] &&
+	# a guest which left no results (qemu.sh died, the guest never ran)
+	# is a failure, not an absence of failures
+	if [ -s "$BUILD/runs/check-$name/results" ]; then
 		sed "s/ check-$name\./ $name./" "$BUILD/runs/check-$name/results" >>"$RESULTS"
+	else
+		record fail "$name.guest"
+	fi
 	return 0
 }
 
