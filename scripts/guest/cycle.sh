@@ -51,8 +51,15 @@ done
 for t in ${REFSCALE_TYPES:-incpercpubh}; do
 	dmesg -c >/dev/null
 	modprobe refscale scale_type="$t" nreaders=1 loops="$RS_LOOPS" nruns="$RS_RUNS" \
-		holdoff=0 shutdown_secs=0 verbose=0
+		holdoff=0 verbose=0
 	rc=$?
+	# 6.12's refscale has no incpercpubh: "Invalid argument", and it
+	# lists the types it has
+	if [ $rc -ne 0 ] && dmesg | grep -q 'invalid scale.type'; then
+		n=$((n + 1))
+		echo "ok $n refscale_$t # SKIP refscale of $(uname -r) has no scale_type=$t"
+		continue
+	fi
 	i=0
 	while [ $rc -eq 0 ] && [ $i -lt 600 ] && ! dmesg | grep -q 'END OF TEST'; do
 		sleep 1
