@@ -52,6 +52,23 @@ as_root() {
 	fi
 }
 
+# Download Debian packages PKG... (name or name:arch) and unpack them into
+# DEST, which is emptied first; apt-get's output goes to LOG. Nothing is
+# installed on the host and no maintainer script runs.
+unpack_debs() { # unpack_debs DEST LOG PKG...
+	local dest=$1 logf=$2 dl p
+	shift 2
+	dl=$dest.debs
+	rm -rf "$dl" "$dest"
+	mkdir -p "$dl" "$dest"
+	(cd "$dl" && apt-get -q -o APT::Sandbox::User=root download "$@") >"$logf" 2>&1 ||
+		die "downloading packages into $dest failed, see $logf"
+	for p in "$dl"/*.deb; do
+		dpkg-deb -x "$p" "$dest"
+	done
+	rm -rf "$dl"
+}
+
 load_params() {
 	ARCH=${ARCH:-$(host_arch)}
 	KERNEL=${KERNEL:-7.3}

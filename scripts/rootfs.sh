@@ -43,23 +43,14 @@ closure() {
 }
 
 unpack() {
-	local stamp dl p pkgs=()
+	local stamp pkgs=()
 	stamp=$(echo "${ROOTFS_PKGS[*]} v4" | sha256sum | cut -c1-16)
 	[ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	mapfile -t pkgs < <(closure "$DEB_ARCH")
 	[ ${#pkgs[@]} -gt ${#ROOTFS_PKGS[@]} ] ||
 		die "apt-cache found no dependencies for $DEB_ARCH (run scripts/setup.sh)"
-	dl=$CACHE/rootfs/$DEB_ARCH.debs
-	rm -rf "$dl" "$DEST"
-	mkdir -p "$dl" "$DEST"
 	log "downloading ${#pkgs[@]} packages"
-	(cd "$dl" && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}") \
-		>"$CACHE/rootfs/$DEB_ARCH.log" 2>&1 ||
-		die "downloading the $DEB_ARCH rootfs failed, see $CACHE/rootfs/$DEB_ARCH.log"
-	for p in "$dl"/*.deb; do
-		dpkg-deb -x "$p" "$DEST"
-	done
-	rm -rf "$dl"
+	unpack_debs "$DEST" "$CACHE/rootfs/$DEB_ARCH.log" "${pkgs[@]}"
 	fixup
 	echo "$stamp" >"$DEST/.stamp"
 	log "unpacked: $(du -sh "$DEST" | cut -f1)"

@@ -77,24 +77,15 @@ guest_packages() {
 
 # Unpack the guest packages of one Debian arch into $CACHE/userland/<arch>.
 unpack_userland() {
-	local darch=$1 dest=$CACHE/userland/$1 stamp dl p pkgs=()
+	local darch=$1 dest=$CACHE/userland/$1 stamp pkgs=()
 	stamp=$(echo "${GUEST_PKGS[*]} closure" | sha256sum | cut -c1-16)
 	[ "$(cat "$dest/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	apt_update
 	mapfile -t pkgs < <(guest_packages "$darch")
 	[ ${#pkgs[@]} -gt ${#GUEST_PKGS[@]} ] || die "no dependencies found for the $darch guest packages"
 	case " ${pkgs[*]} " in *" busybox-static:$darch "*) ;; *) die "apt-cache found no busybox-static:$darch" ;; esac
-	dl=$CACHE/userland/$darch.debs
-	rm -rf "$dl" "$dest"
-	mkdir -p "$dl" "$dest"
 	log "downloading the $darch guest userland: ${GUEST_PKGS[*]}"
-	(cd "$dl" && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}") \
-		>"$CACHE/userland/$darch.log" 2>&1 ||
-		die "downloading the $darch userland failed, see $CACHE/userland/$darch.log"
-	for p in "$dl"/*.deb; do
-		dpkg-deb -x "$p" "$dest"
-	done
-	rm -rf "$dl"
+	unpack_debs "$dest" "$CACHE/userland/$darch.log" "${pkgs[@]}"
 	echo "$stamp" >"$dest/.stamp"
 }
 
