@@ -141,10 +141,7 @@ posting() { # NAME PREFIX SUBJECT-PREFIX VERSION PATCH...
 	i=0
 	for p in "$@"; do
 		i=$((i + 1))
-		python3 "$TOP/scripts/notes.py" get "$TOP/$p" |
-			python3 -c 'import sys; print("\n\n".join(q for q in sys.stdin.read().strip().split("\n\n") if q and not q.startswith("checkpatch ")))' |
-			sed '/^$/N;/^\n$/D' >"$dir/.notes"
-		[ -n "$(tr -d '\n' <"$dir/.notes")" ] || : >"$dir/.notes"
+		python3 "$TOP/scripts/notes.py" mail "$TOP/$p" >"$dir/.notes"
 		[ -s "$dir/.notes" ] &&
 			python3 "$TOP/scripts/notes.py" put "$(ls "$dir"/*"$(printf '%04d' $i)"-*.patch)" "$dir/.notes"
 	done

@@ -4,6 +4,8 @@ diffstat, which git am drops. The edit trees keep it as a git note of the
 commit (tree.sh), export.sh and mail.sh write it back below '---'.
 
 usage: notes.py get PATCH          print the notes of PATCH (nothing if none)
+       notes.py mail PATCH         the same without the paragraphs which
+                                   answer checkpatch (for the project only)
        notes.py put PATCH NOTES    write the file NOTES below PATCH's '---'
        notes.py --selftest
 """
@@ -33,6 +35,12 @@ def get(lines):
     return "".join(lines[where[0] + 1:where[1]]).strip("\n")
 
 
+def for_mail(text):
+    """text without its paragraphs starting 'checkpatch '."""
+    return "\n\n".join(p for p in text.split("\n\n")
+                       if p and not p.startswith("checkpatch "))
+
+
 def put(lines, notes):
     where = split(lines)
     if not where:
@@ -50,14 +58,18 @@ def selftest():
     assert get(q) == "why the warning\nis fine", get(q)
     assert put(q, "other") == put(p, "other")
     assert put(q, "") == p
+    assert for_mail("checkpatch asks\nx\n\nkeep\nthis") == "keep\nthis"
+    assert for_mail("checkpatch only") == ""
     print("notes.py: selftest passed")
 
 
 def main(argv):
     if argv[1:] == ["--selftest"]:
         return selftest()
-    if len(argv) == 3 and argv[1] == "get":
+    if len(argv) == 3 and argv[1] in ("get", "mail"):
         text = get(open(argv[2]).readlines())
+        if argv[1] == "mail":
+            text = for_mail(text)
         if text:
             print(text)
         return None
