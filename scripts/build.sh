@@ -3,13 +3,13 @@
 # compiled through ccache into one object directory per
 # (version, arch, variant, config).
 #
-# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan] scripts/build.sh
+# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan|regress] scripts/build.sh
 # output: build/<version>/obj/<name>/{<image>,modules/}
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan] $0" >&2; exit 2; }
+[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan|regress] $0" >&2; exit 2; }
 load_params
 KVER=$(kernel_version)
 SRC=$(src_dir "$VARIANT")
@@ -24,6 +24,9 @@ fragments() {
 	[ "$CFG" = perf ] || echo "$TOP/configs/debug.config"
 	[ "$CFG" != perf ] || echo "$TOP/configs/perf.config"
 	[ "$CFG" = kasan ] && echo "$TOP/configs/kasan.config"
+	# make regress: KASAN where TCG affords it, and what the net tests need
+	[ "$CFG" = regress ] && [ "$ARCH" = x86_64 ] && echo "$TOP/configs/kasan.config"
+	[ "$CFG" = regress ] && echo "$TOP/configs/net.config"
 	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
 		echo "$TOP/configs/bh-lock.config"
 	return 0
@@ -61,6 +64,7 @@ check_config() {
 		DEBUG_FS TRACING KUNIT)
 	[ "$CFG" = perf ] || want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
 	[ "$CFG" = kasan ] && want+=(KASAN)
+	[ "$CFG" = regress ] && want+=(VETH NET_NS IPV6 BPF_SYSCALL NETFILTER)
 	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
 		want+=(PREEMPT_RT_NEEDS_BH_LOCK)
 	for sym in "${want[@]}"; do
