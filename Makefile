@@ -4,23 +4,25 @@
 #   make cycle    the BH fast path, baseline vs patched: guest instructions, TCG ns, refscale
 #   make check    apply, checkpatch, build x86_64 + arm64, boot, run the tests
 #   make soak     stress + hotplug + stress-ng + torture on the patched kernel
+#   make regress  the kernel's own net selftests + torture, baseline vs patched
 #   make lint     W=1 + sparse on the touched files, htmldocs, checkpatch
 #   make mail     format the series for the list into build/outgoing/
 #   make apply-check  the series against the newest Debian source of its line
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
 #            RUNS=n (make run, cycle) QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
+#            SET=full|ci TESTS='net/x.sh:secs ...' ONLY=baseline|patched (make regress)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
 S := scripts
 
-export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL ICOUNT
+export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL ICOUNT SET TESTS ONLY
 
-.PHONY: run cycle check soak setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
+.PHONY: run cycle check soak regress setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
 
 run: setup kernel-src
 	$(S)/run.sh
@@ -33,6 +35,9 @@ check:
 
 soak: setup kernel-src
 	$(S)/soak.sh
+
+regress: setup kernel-src
+	$(S)/regress.sh
 
 setup:
 	$(S)/setup.sh

@@ -54,6 +54,10 @@ def parse(lines):
                 in_dmesg = False
             markers[key.split(' ')[0] + ' ' + (key.split(' ')[1] if ' ' in key else '')] = key
             continue
+        # a userspace test's own output, passed through as KTAP
+        # diagnostics (make regress): neither results nor kernel reports
+        if line.startswith('#'):
+            continue
         m = EXPECT_BEGIN.search(msg)
         if m:
             expected = m.group(2).strip()
@@ -113,6 +117,9 @@ softirq-rt: dmesg end
         nohz, '[    3.1] WARNING: CPU: 1 PID: 9 at kernel/softirq.c:1 foo',
         '[    3.2] softirq_kunit: expect end 0badf00d', nohz])
     assert len(splats) == 2 and 'WARNING' in splats[0] and 'NOHZ' in splats[1], splats
+    res, splats, _ = parse(['# WARNING: test output', '# ok 1 nested', 'ok 1 regress',
+                            '[    4.0] WARNING: CPU: 0 PID: 1 at net/core/dev.c:1 foo'])
+    assert len(res) == 1 and len(splats) == 1 and 'net/core' in splats[0], (res, splats)
     print('ktap.py selftest: ok')
     return 0
 

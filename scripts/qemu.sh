@@ -12,6 +12,7 @@
 # host thread for all vCPUs (make run's latency evaluation; KVM ignores it).
 # QEMU_DEVICES: more QEMU arguments, split on spaces (make run's disk and NIC).
 # ROOTFS=1 adds the Debian userland of scripts/rootfs.sh; the job runs in it.
+# EXTRA_CPIO: more initramfs archives, split on spaces (make regress's tests).
 # output: build/runs/<tag>/{serial.log,results,accel}; exit 0 only when
 # every result passed and the log is clean.
 
@@ -46,8 +47,9 @@ if [ "${ROOTFS:-0}" = 1 ]; then
 	ROOTFS_CPIO=$BUILD/initramfs/$ARCH/rootfs.cpio
 	[ -f "$ROOTFS_CPIO" ] || die "no $ROOTFS_CPIO (run scripts/rootfs.sh)"
 fi
+read -ra EXTRA <<<"${EXTRA_CPIO:-}"
 cat "$BUILD/initramfs/$ARCH/base.cpio" "$OBJ/payload.cpio" ${ROOTFS_CPIO:+"$ROOTFS_CPIO"} \
-	"$RUN/job.cpio" >"$RUN/initrd.cpio"
+	${EXTRA[@]+"${EXTRA[@]}"} "$RUN/job.cpio" >"$RUN/initrd.cpio"
 
 LOG=$RUN/serial.log
 APPEND="console=$QEMU_CONSOLE loglevel=5 panic=-1 rcupdate.rcu_cpu_stall_suppress_at_boot=1 $QEMU_APPEND ${GUEST_APPEND:-}"

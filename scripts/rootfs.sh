@@ -19,7 +19,7 @@ LOG_TAG="rootfs $ARCH"
 # What the net selftests and their helpers call, beyond coreutils.
 ROOTFS_PKGS=(base-files base-passwd bash dash coreutils util-linux findutils
 	grep sed gawk diffutils procps kmod iproute2 ethtool iputils-ping
-	netcat-openbsd socat jq nftables python3 bc tcpdump)
+	netcat-openbsd socat jq nftables python3 bc tcpdump iptables iperf3)
 DEST=$CACHE/rootfs/$DEB_ARCH
 OUT=$BUILD/initramfs/$ARCH
 GEN=$BUILD/tools/gen_init_cpio
@@ -44,7 +44,7 @@ closure() {
 
 unpack() {
 	local stamp pkgs=()
-	stamp=$(echo "${ROOTFS_PKGS[*]} v4" | sha256sum | cut -c1-16)
+	stamp=$(echo "${ROOTFS_PKGS[*]} v5" | sha256sum | cut -c1-16)
 	[ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	mapfile -t pkgs < <(closure "$DEB_ARCH")
 	[ ${#pkgs[@]} -gt ${#ROOTFS_PKGS[@]} ] ||
@@ -65,6 +65,11 @@ fixup() {
 	ln -sfn dash "$d/bin/sh"
 	ln -sfn gawk "$d/usr/bin/awk"
 	ln -sfn nc.openbsd "$d/bin/nc"
+	# Debian's default iptables is the nftables one
+	local t
+	for t in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+		ln -sfn xtables-nft-multi "$d/usr/sbin/$t"
+	done
 	mkdir -p "$d/proc" "$d/sys" "$d/dev" "$d/tmp" "$d/run" "$d/lib/modules" "$d/selftests"
 	chmod 1777 "$d/tmp"
 	# documentation, translations, iconv modules and perl (a dependency of

@@ -1,0 +1,82 @@
+#!/bin/bash
+# make regress, inside the guest's Debian userland (scripts/rootfs.sh):
+# run the kernel's own selftests under /kselftest one after the other, each
+# from its own directory with its timeout, as the kselftest runner would,
+# and report one KTAP line per test. What a test prints goes to the console
+# as KTAP diagnostics ('# '), which the host does not take for results or
+# splats; kernel messages keep their timestamps and are scanned.
+#
+# usage: regress.sh TEST:SECONDS...
+#   TEST is a script under /kselftest (net/udpgro.sh), or torture:rcutorture
+#   or refscale:<scale_type> for a torture or reference-benchmark smoke run.
+
+# torture_smoke MODULE SECONDS: load, let it run, unload; the module prints
+# its verdict when it is unloaded
+torture_smoke() {
+	local v
+	case $1 in
+	# as in make soak: two checks assume wall-clock bounds TCG does not give
+	rcutorture) modprobe rcutorture fwd_progress=0 stutter=0 || return 1 ;;
+	*) modprobe "$1" || return 1 ;;
+	esac
+	sleep "$2"
+	rmmod "$1" || return 1
+	v=$(dmesg | grep -E -- '--- End of test: (SUCCESS|FAILURE)' | tail -n 1)
+	echo "verdict: ${v:-none}"
+	case $v in *SUCCESS*) return 0 ;; *) return 1 ;; esac
+}
+
+# refscale_smoke TYPE: one short run of the reference benchmark; rc 4
+# (skip) where the kernel has no such scale_type
+refscale_smoke() {
+	local i=0
+	dmesg -c >/dev/null
+	if ! modprobe refscale scale_type="$1" nreaders=2 loops=2000 nruns=3; then
+		dmesg | grep -q 'invalid scale.type' && return 4
+		return 1
+	fi
+	while ! dmesg | grep -q 'END OF TEST'; do
+		i=$((i + 1))
+		[ $i -lt 150 ] || return 1
+		sleep 2
+	done
+	dmesg | grep -A4 'END OF TEST'
+	rmmod refscale
+}
+
+export KSFT_MACHINE_SLOW=yes
+echo "TAP version 13"
+echo "1..$#"
+n=0
+for t in "$@"; do
+	n=$((n + 1))
+	test=${t%:*}
+	secs=${t##*:}
+	echo "# regress: $test start (timeout ${secs}s)"
+	t0=$SECONDS
+	out=/tmp/regress.out
+	case $test in
+	torture:*) torture_smoke "${test#torture:}" "$secs" >$out 2>&1 ;;
+	refscale:*) refscale_smoke "${test#refscale:}" >$out 2>&1 ;;
+	*)
+		if [ ! -x "/kselftest/$test" ]; then
+			echo "no /kselftest/$test" >$out
+			false
+		else
+			(cd "/kselftest/${test%/*}" && timeout -k 10 "$secs" "./${test##*/}") </dev/null >$out 2>&1
+		fi
+		;;
+	esac
+	rc=$?
+	dt=$((SECONDS - t0))
+	sed 's/^/# /' $out
+	echo "# regress: $test exit $rc after ${dt}s"
+	case $rc in
+	0) echo "ok $n $test" ;;
+	4) echo "ok $n $test # SKIP $(grep -i -m1 'skip' $out | cut -c1-100)" ;;
+	124 | 137) echo "not ok $n $test # TIMEOUT after ${secs}s" ;;
+	*) echo "not ok $n $test # exit $rc" ;;
+	esac
+	# what a failed test left behind must not fail the next one
+	ip -all netns delete 2>/dev/null
+done
