@@ -64,7 +64,7 @@ check_config() {
 		DEBUG_FS TRACING KUNIT)
 	[ "$CFG" = perf ] || want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
 	[ "$CFG" = kasan ] && want+=(KASAN)
-	[ "$CFG" = regress ] && want+=(VETH NET_NS IPV6 BPF_SYSCALL NETFILTER PROC_SYSCTL FILE_LOCKING)
+	[ "$CFG" = regress ] && want+=(VETH NET_NS IPV6 BPF_SYSCALL NETFILTER FILE_LOCKING)
 	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
 		want+=(PREEMPT_RT_NEEDS_BH_LOCK)
 	for sym in "${want[@]}"; do
