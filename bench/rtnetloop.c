@@ -11,15 +11,24 @@
  *	histogram with 1 us buckets:
  *	  "<us> <cycles with that cycle latency> <... wake-up latency> <... send time>"
  *
- *   rtnetloop flood [-c cpu] [-D seconds]
+ *   rtnetloop flood [-c cpu] [-D seconds] [-a address]
  *	SCHED_OTHER: sends UDP packets over loopback as fast as it can and
- *	prints packets sent and received per second.
+ *	prints packets sent and received per second. With -a, to that IPv4
+ *	address instead, which may be a broadcast one (make run's veth
+ *	raiser: into a veth pair, where nobody receives them).
+ *
+ *   rtnetloop gro IFNAME
+ *	Turns GRO on for IFNAME (ETHTOOL_SGRO), as 'ethtool -K IFNAME gro on'
+ *	does: on veth that gives the receiving end its NAPI instance.
  *
  * A receiver thread drains the socket in both modes.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
@@ -28,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -109,7 +119,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: rtnetloop loop [-c cpu] [-p prio] [-i interval_us] [-D s] [-H buckets]\n"
-		"       rtnetloop flood [-c cpu] [-D s]\n");
+		"       rtnetloop flood [-c cpu] [-D s] [-a address]\n"
+		"       rtnetloop gro IFNAME\n");
 	exit(2);
 }
 
@@ -202,7 +213,7 @@ static int loop(int cpu, int prio, long interval_us, long seconds, int buckets)
 	return 0;
 }
 
-static int flood(int cpu, long seconds)
+static int flood(int cpu, long seconds, const char *addr)
 {
 	char pkt[64] = "rtnetloop flood";
 	uint64_t sent = 0, t0, t, r0;
@@ -210,6 +221,17 @@ static int flood(int cpu, long seconds)
 	int s, rfd;
 
 	s = open_pair(PORT_BASE + 1, &thr, &rfd);
+	if (addr) {
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_port = htons(PORT_BASE + 1) };
+		int on = 1;
+
+		/* a subnet's broadcast address needs no neighbour */
+		setsockopt(s, SOL_SOCKET, SO_BROADCAST, &on, sizeof(on));
+		if (inet_pton(AF_INET, addr, &a.sin_addr) != 1 ||
+		    connect(s, (struct sockaddr *)&a, sizeof(a)))
+			die("flood address");
+	}
 	pin(cpu);
 	t0 = now_ns();
 	r0 = received;
@@ -229,23 +251,40 @@ static int flood(int cpu, long seconds)
 	return 0;
 }
 
+static int gro_on(const char *ifname)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_SGRO, .data = 1 };
+	struct ifreq ifr = { 0 };
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&ev;
+	if (s < 0 || ioctl(s, SIOCETHTOOL, &ifr))
+		die("SIOCETHTOOL ETHTOOL_SGRO");
+	close(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long interval = 1000, seconds = 10;
 	int cpu = -1, prio = 80, buckets = 2000, opt;
-	const char *mode;
+	const char *mode, *addr = NULL;
 
 	if (argc < 2)
 		usage();
 	mode = argv[1];
+	if (!strcmp(mode, "gro") && argc == 3)
+		return gro_on(argv[2]);
 	optind = 2;
-	while ((opt = getopt(argc, argv, "c:p:i:D:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "c:p:i:D:H:a:")) != -1) {
 		switch (opt) {
 		case 'c': cpu = atoi(optarg); break;
 		case 'p': prio = atoi(optarg); break;
 		case 'i': interval = atol(optarg); break;
 		case 'D': seconds = atol(optarg); break;
 		case 'H': buckets = atoi(optarg); break;
+		case 'a': addr = optarg; break;
 		default: usage();
 		}
 	}
@@ -257,7 +296,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "loop"))
 		return loop(cpu, prio, interval, seconds, buckets);
 	if (!strcmp(mode, "flood"))
-		return flood(cpu, seconds);
+		return flood(cpu, seconds, addr);
 	usage();
 	return 2;
 }

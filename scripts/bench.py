@@ -197,7 +197,9 @@ ROWS += [("victim0_foreign_all", "victim unloaded: foreign softirq entries in th
 # Real kernel paths raising softirqs on the victim's CPU, without the
 # module's timer; the tick alone is the unloaded run of the same boots.
 RAISERS = [("tick", "tick only (unloaded)"), ("rps", "RPS loopback flood"),
-           ("blk", "virtio-blk completions"), ("net", "virtio-net receive from the host")]
+           ("blk", "virtio-blk completions"),
+           ("blkipi", "virtio-blk completed by IPI"), ("net", "virtio-net receive from the host"),
+           ("veth", "veth GRO, sender on the CPU"), ("usb", "usb-storage via xHCI")]
 for r, name in RAISERS:
     if r != "tick":
         ROWS += [
@@ -316,7 +318,9 @@ set key top right
 # physical floor), and the parts of a section.
 VICTIM_FIGS = [("1", "2", "foreign HI, own TASKLET"), ("3", "2", "foreign and own TASKLET"),
                ("4", "5", "foreign and own NET_RX"), ("rps", "0", "RPS loopback flood"),
-               ("blk", "0", "virtio-blk completions"), ("net", "0", "virtio-net receive")]
+               ("blk", "0", "virtio-blk completions"), ("blkipi", "0", "virtio-blk completed by IPI"),
+               ("net", "0", "virtio-net receive"), ("veth", "0", "veth GRO, sender on the CPU"),
+               ("usb", "0", "usb-storage via xHCI")]
 VICTIM_PARTS = [(1, "section", "local_bh_disable() + section + local_bh_enable()"),
                 (2, "disable", "local_bh_disable()"), (3, "enable", "local_bh_enable()")]
 

@@ -39,8 +39,8 @@ CI_TESTS=(
 	net/udpgro.sh:900
 	net/veth.sh:900
 	drivers/net/netdevsim/peer.sh:300
-	torture:rcutorture:60
-	refscale:incpercpubh:300
+	torture=rcutorture:60
+	refscale=incpercpubh:300
 )
 FULL_TESTS=(
 	"${CI_TESTS[@]}"
@@ -63,8 +63,10 @@ else
 fi
 budget=600
 for t in "${LIST[@]}"; do
-	[[ ${t##*:} =~ ^[1-9][0-9]*$ ]] || die "'$t': want TEST:SECONDS"
-	budget=$((budget + ${t##*:}))
+	secs=${t#*:}
+	secs=${secs%%:*}
+	[[ $secs =~ ^[1-9][0-9]*$ ]] || die "'$t': want TEST:SECONDS[:ARG,...]"
+	budget=$((budget + secs))
 done
 
 NAME=${CONFIG_NAME/-patched-/-}
@@ -130,7 +132,7 @@ def load(cfg):
     return dict(res=res, splats=splats, secs=secs, why=why, finished=finished)
 
 kernels = {'baseline': load(base), 'patched': load(patched)}
-names = [t.rsplit(':', 1)[0] for t in tests]
+names = [t.split(':', 1)[0] for t in tests]
 rows, regress, both = [], [], []
 def cell(k, n):
     if kernels[k] is None:

@@ -12,8 +12,13 @@
 # run.sh's -icount boots run the victim alone). RAISERS: which real kernel
 # paths raise softirqs on the victim's CPU while it runs without the
 # module's timer: rps (a loopback flood steered there), blk (virtio-blk
-# completions), net (virtio-net receive of a TCP stream from the host's
-# port NET_PORT over QEMU user networking); one without its device skips.
+# completions), blkipi (virtio-blk reads from the victim's CPU completed
+# by IPI from the other one, which raises BLOCK in hard interrupt context),
+# net (virtio-net receive of a TCP stream from the host's port NET_PORT
+# over QEMU user networking), veth (a SCHED_OTHER sender on the victim's
+# CPU into a veth pair with GRO on: the sender raises NET_RX itself), usb
+# (usb-storage reads through qemu-xhci: every URB giveback is BH work
+# queued by the HCD's interrupt thread); one without its device skips.
 CPU=${CPU:-1}
 VICTIM_MS=${VICTIM_MS:-3000}
 VICTIM_LOADS=${VICTIM_LOADS:-0 2 1 3 5 4}
@@ -24,7 +29,7 @@ CT_S=${CT_S:-20}
 INTERVAL_US=${INTERVAL_US:-1000}
 BUCKETS=${BUCKETS:-2000}
 PHASES=${PHASES:-victim raisers overhead storm}
-RAISERS=${RAISERS:-rps blk net}
+RAISERS=${RAISERS:-rps blk blkipi net veth usb}
 NET_PORT=${NET_PORT:-}
 RTLA_S=${RTLA_S:-10}
 RTLA_AA_US=${RTLA_AA_US:-100}
@@ -116,16 +121,27 @@ has_phase() {
 	return 1
 }
 
-# The interrupt lines of virtio device $1 (virtio0, ...) but its config
-# interrupt, moved to the victim's CPU: their threaded handlers follow.
+# The interrupt lines of device $1 (virtio0, xhci_hcd, ...) but a virtio
+# config interrupt, moved to CPU $2 (the victim's by default): their
+# threaded handlers follow.
 irq_to_victim() {
 	local irqs irq
 	irqs=$(awk -v dev="$1" '$NF ~ "^" dev "($|-)" && $NF !~ /config/ { sub(":", "", $1); print $1 }' /proc/interrupts)
 	[ -n "$irqs" ] || return 1
 	for irq in $irqs; do
-		echo "$CPU" >/proc/irq/"$irq"/smp_affinity_list || return 1
+		echo "${2:-$CPU}" >/proc/irq/"$irq"/smp_affinity_list || return 1
 	done
-	echo "BENCH raiser_irq dev=$1 irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g') cpu=$CPU"
+	echo "BENCH raiser_irq dev=$1 irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g') cpu=${2:-$CPU}"
+}
+
+# The block device whose disk is a usb-storage one (sda, ...), if any.
+usb_disk() {
+	local d
+	for d in /sys/block/sd*; do
+		[ -e "$d" ] || continue
+		case $(readlink -f "$d/device") in */usb*) basename "$d"; return 0 ;; esac
+	done
+	return 1
 }
 
 # The victim CPU's column of /proc/softirqs, "VEC=count ..."
@@ -160,6 +176,31 @@ raiser_start() {
 		taskset -c "$OTHER" sh -c 'while [ -e /tmp/raiser.on ]; do dd if=/dev/vda of=/dev/null bs=4k iflag=direct 2>/dev/null; done' &
 		rpid=$!
 		;;
+	blkipi)
+		# rq_affinity=2: a request completes on the CPU that submitted
+		# it, whichever CPU took the interrupt
+		[ -b /dev/vda ] && [ -w /sys/block/vda/queue/rq_affinity ] || return 1
+		echo 2 >/sys/block/vda/queue/rq_affinity || return 1
+		irq_to_victim "$(basename "$(readlink /sys/block/vda/device)")" "$OTHER" || return 1
+		taskset -c "$CPU" sh -c 'while [ -e /tmp/raiser.on ]; do dd if=/dev/vda of=/dev/null bs=4k iflag=direct 2>/dev/null; done' &
+		rpid=$!
+		;;
+	veth)
+		# the receiving end's NAPI instance exists with GRO on
+		ip link add tsqv0 type veth peer name tsqv1 || return 1
+		rtnetloop gro tsqv1 || return 1
+		ip link set tsqv1 up && ip link set tsqv0 up &&
+			ip addr add 10.77.0.1/24 broadcast 10.77.0.255 dev tsqv0 || return 1
+		echo "BENCH raiser_dev dev=tsqv0->tsqv1 gro=on sender_cpu=$CPU"
+		rtnetloop flood -c "$CPU" -a 10.77.0.255 -D 100000 >/dev/null &
+		rpid=$!
+		;;
+	usb)
+		disk=$(usb_disk) || return 1
+		irq_to_victim xhci_hcd || return 1
+		taskset -c "$OTHER" sh -c "while [ -e /tmp/raiser.on ]; do dd if=/dev/$disk of=/dev/null bs=4k iflag=direct 2>/dev/null; done" &
+		rpid=$!
+		;;
 	net)
 		[ -n "$NET_PORT" ] && [ -d /sys/class/net/eth0 ] || return 1
 		ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
@@ -177,6 +218,8 @@ raiser_stop() {
 	rm -f /tmp/raiser.on
 	[ -z "$rpid" ] || { pkill -P "$rpid"; kill "$rpid"; wait "$rpid"; } 2>/dev/null
 	[ "$1" != rps ] || echo 0 >/sys/class/net/lo/queues/rx-0/rps_cpus
+	[ "$1" != blkipi ] || echo 1 >/sys/block/vda/queue/rq_affinity 2>/dev/null
+	[ "$1" != veth ] || ip link del tsqv0 2>/dev/null
 	return 0
 }
 

@@ -6,9 +6,10 @@
 # as KTAP diagnostics ('# '), which the host does not take for results or
 # splats; kernel messages keep their timestamps and are scanned.
 #
-# usage: regress.sh TEST:SECONDS...
-#   TEST is a script under /kselftest (net/udpgro.sh), or torture:rcutorture
-#   or refscale:<scale_type> for a torture or reference-benchmark smoke run.
+# usage: regress.sh TEST:SECONDS[:ARG,ARG...]...
+#   TEST is a script under /kselftest (net/udpgro.sh), called with the ARGs,
+#   or torture=rcutorture or refscale=<scale_type> for a torture or
+#   reference-benchmark smoke run.
 
 # torture_smoke MODULE SECONDS: load, let it run, unload; the module prints
 # its verdict when it is unloaded
@@ -50,20 +51,23 @@ echo "1..$#"
 n=0
 for t in "$@"; do
 	n=$((n + 1))
-	test=${t%:*}
-	secs=${t##*:}
-	echo "# regress: $test start (timeout ${secs}s)"
+	test=${t%%:*}
+	rest=${t#*:}
+	secs=${rest%%:*}
+	args=()
+	[ "$rest" = "$secs" ] || IFS=, read -ra args <<<"${rest#*:}"
+	echo "# regress: $test start (timeout ${secs}s) ${args[*]}"
 	t0=$SECONDS
 	out=/tmp/regress.out
 	case $test in
-	torture:*) torture_smoke "${test#torture:}" "$secs" >$out 2>&1 ;;
-	refscale:*) refscale_smoke "${test#refscale:}" >$out 2>&1 ;;
+	torture=*) torture_smoke "${test#torture=}" "$secs" >$out 2>&1 ;;
+	refscale=*) refscale_smoke "${test#refscale=}" >$out 2>&1 ;;
 	*)
 		if [ ! -x "/kselftest/$test" ]; then
 			echo "no /kselftest/$test" >$out
 			false
 		else
-			(cd "/kselftest/${test%/*}" && timeout -k 10 "$secs" "./${test##*/}") </dev/null >$out 2>&1
+			(cd "/kselftest/${test%/*}" && timeout -k 10 "$secs" "./${test##*/}" "${args[@]}") </dev/null >$out 2>&1
 		fi
 		;;
 	esac
