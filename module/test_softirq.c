@@ -38,6 +38,14 @@
  *	benchmarks: the hard interrupt raised HI tasklet above, a soft hrtimer
  *	at 1 kHz and a timer_list timer every jiffy.
  *
+ *   bhwq <cpu> <0|1|2>
+ *	Stop (0) or start BH workqueue load on <cpu>: a work item on
+ *	system_bh_wq, doing the same 50 us of foreign work, queued there at
+ *	about 2 kHz by a SCHED_OTHER kthread bound to <cpu> (1: process
+ *	context, outside any BH section) or by the thread of a threaded
+ *	interrupt moved to <cpu> (2: on PREEMPT_RT the thread runs with BH
+ *	disabled). make run's bhwq raisers.
+ *
  *   stress <0|1>
  *	Start or stop raising softirqs on every CPU from every context: a task
  *	in a BH disabled section, a task outside of one, hard interrupts
@@ -80,6 +88,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 
 /* The threaded interrupt of the stress mode is a simulated one. */
 #if !IS_ENABLED(CONFIG_IRQ_SIM)
@@ -1021,6 +1030,132 @@ static int stress_stop(void)
 	return 0;
 }
 
+/*
+ * BH workqueue load. The simulated interrupt has no affinity of its own to
+ * set (irq_sim's chip cannot move it), so its thread moves itself to the
+ * load's CPU the first time it runs there or elsewhere.
+ */
+#define BHWQ_PERIOD_US		500
+
+static struct work_struct bhwq_work;
+static struct task_struct *bhwq_thread;
+static struct hrtimer bhwq_timer;
+static struct irq_domain *bhwq_domain;
+static int bhwq_virq;
+static int bhwq_cpu = -1;
+static atomic_t bhwq_queued;
+
+static void bhwq_fn(struct work_struct *w)
+{
+	foreign_work();
+}
+
+static int bhwq_task_fn(void *arg)
+{
+	while (!kthread_should_stop()) {
+		if (queue_work_on(bhwq_cpu, system_bh_wq, &bhwq_work))
+			atomic_inc(&bhwq_queued);
+		usleep_range(BHWQ_PERIOD_US, BHWQ_PERIOD_US + 100);
+	}
+	return 0;
+}
+
+static irqreturn_t bhwq_irq_fn(int irq, void *data)
+{
+	return IRQ_WAKE_THREAD;
+}
+
+static irqreturn_t bhwq_irq_thread_fn(int irq, void *data)
+{
+	int cpu = READ_ONCE(bhwq_cpu);
+
+	if (cpu < 0)
+		return IRQ_HANDLED;
+	if (smp_processor_id() != cpu) {
+		set_cpus_allowed_ptr(current, cpumask_of(cpu));
+		return IRQ_HANDLED;
+	}
+	if (queue_work_on(cpu, system_bh_wq, &bhwq_work))
+		atomic_inc(&bhwq_queued);
+	return IRQ_HANDLED;
+}
+
+static enum hrtimer_restart bhwq_timer_fn(struct hrtimer *t)
+{
+	irq_set_irqchip_state(bhwq_virq, IRQCHIP_STATE_PENDING, true);
+	hrtimer_forward_now(t, ns_to_ktime(BHWQ_PERIOD_US * NSEC_PER_USEC));
+	return HRTIMER_RESTART;
+}
+
+static void bhwq_stop(void)
+{
+	if (bhwq_cpu < 0)
+		return;
+	if (bhwq_thread)
+		kthread_stop(bhwq_thread);
+	bhwq_thread = NULL;
+	if (bhwq_virq) {
+		hrtimer_cancel(&bhwq_timer);
+		free_irq(bhwq_virq, &bhwq_work);
+		irq_dispose_mapping(bhwq_virq);
+		irq_domain_remove_sim(bhwq_domain);
+		bhwq_virq = 0;
+	}
+	flush_work(&bhwq_work);
+	bhwq_cpu = -1;
+}
+
+static int cmd_bhwq(int cpu, int mode)
+{
+	if (!mode) {
+		if (bhwq_cpu < 0)
+			return -EINVAL;
+		scnprintf(tsq_result, sizeof(tsq_result), "bhwq cpu=%d queued=%d\n",
+			  bhwq_cpu, atomic_read(&bhwq_queued));
+		bhwq_stop();
+		return 0;
+	}
+	if (bhwq_cpu >= 0)
+		return -EBUSY;
+	atomic_set(&bhwq_queued, 0);
+	INIT_WORK(&bhwq_work, bhwq_fn);
+	bhwq_cpu = cpu;
+	if (mode == 1) {
+		bhwq_thread = kthread_create(bhwq_task_fn, NULL, "tsq_bhwq/%d", cpu);
+		if (IS_ERR(bhwq_thread)) {
+			bhwq_thread = NULL;
+			bhwq_cpu = -1;
+			return -ENOMEM;
+		}
+		kthread_bind(bhwq_thread, cpu);
+		wake_up_process(bhwq_thread);
+	} else {
+		bhwq_domain = irq_domain_create_sim(NULL, 1);
+		if (IS_ERR(bhwq_domain)) {
+			bhwq_cpu = -1;
+			return -ENODEV;
+		}
+		bhwq_virq = irq_create_mapping(bhwq_domain, 0);
+		if (bhwq_virq <= 0 ||
+		    request_threaded_irq(bhwq_virq, bhwq_irq_fn, bhwq_irq_thread_fn,
+					 IRQF_ONESHOT, "tsq_bhwq", &bhwq_work)) {
+			if (bhwq_virq > 0)
+				irq_dispose_mapping(bhwq_virq);
+			bhwq_virq = 0;
+			irq_domain_remove_sim(bhwq_domain);
+			bhwq_cpu = -1;
+			return -ENODEV;
+		}
+		hrtimer_setup(&bhwq_timer, bhwq_timer_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_HARD);
+		hrtimer_start(&bhwq_timer, ns_to_ktime(BHWQ_PERIOD_US * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_HARD);
+	}
+	scnprintf(tsq_result, sizeof(tsq_result), "bhwq cpu=%d mode=%s started\n",
+		  cpu, mode == 1 ? "task" : "irq_thread");
+	return 0;
+}
+
 static bool cpu_ok(int cpu)
 {
 	return cpu >= 0 && cpu < nr_cpu_ids && cpu_online(cpu);
@@ -1046,6 +1181,8 @@ static int control_exec(const char *buf)
 		return cmd_cycle(a, b, n == 3 || c);
 	if (!strcmp(cmd, "storm") && n == 3 && cpu_ok(a) && (b == 0 || b == 1))
 		return cmd_storm(a, b);
+	if (!strcmp(cmd, "bhwq") && n == 3 && cpu_ok(a) && b >= 0 && b <= 2)
+		return cmd_bhwq(a, b);
 	if (!strcmp(cmd, "stress") && n == 2 && (a == 0 || a == 1))
 		return a ? stress_start() : stress_stop();
 	return -EINVAL;
@@ -1158,6 +1295,7 @@ static void __exit test_softirq_exit(void)
 	debugfs_remove_recursive(tsq_dir);
 	mutex_lock(&tsq_lock);
 	storm_stop();
+	bhwq_stop();
 	if (stress_on)
 		stress_stop();
 	tsq_hist_free();

@@ -199,7 +199,8 @@ ROWS += [("victim0_foreign_all", "victim unloaded: foreign softirq entries in th
 RAISERS = [("tick", "tick only (unloaded)"), ("rps", "RPS loopback flood"),
            ("blk", "virtio-blk completions"),
            ("blkipi", "virtio-blk completed by IPI"), ("net", "virtio-net receive from the host"),
-           ("veth", "veth GRO, sender on the CPU"), ("usb", "usb-storage via xHCI")]
+           ("veth", "veth GRO, sender on the CPU"), ("usb", "usb-storage via xHCI"),
+           ("bhwq_task", "BH work queued by a task"), ("bhwq_irq", "BH work queued by an irq thread")]
 for r, name in RAISERS:
     if r != "tick":
         ROWS += [
@@ -320,7 +321,8 @@ VICTIM_FIGS = [("1", "2", "foreign HI, own TASKLET"), ("3", "2", "foreign and ow
                ("4", "5", "foreign and own NET_RX"), ("rps", "0", "RPS loopback flood"),
                ("blk", "0", "virtio-blk completions"), ("blkipi", "0", "virtio-blk completed by IPI"),
                ("net", "0", "virtio-net receive"), ("veth", "0", "veth GRO, sender on the CPU"),
-               ("usb", "0", "usb-storage via xHCI")]
+               ("usb", "0", "usb-storage via xHCI"), ("bhwq_task", "0", "BH work queued by a task"),
+               ("bhwq_irq", "0", "BH work queued by an irq thread")]
 VICTIM_PARTS = [(1, "section", "local_bh_disable() + section + local_bh_enable()"),
                 (2, "disable", "local_bh_disable()"), (3, "enable", "local_bh_enable()")]
 

@@ -18,7 +18,9 @@
 # over QEMU user networking), veth (a SCHED_OTHER sender on the victim's
 # CPU into a veth pair with GRO on: the sender raises NET_RX itself), usb
 # (usb-storage reads through qemu-xhci: every URB giveback is BH work
-# queued by the HCD's interrupt thread); one without its device skips.
+# queued by the HCD's interrupt thread), bhwq_task and bhwq_irq (the
+# module's BH workqueue items queued on the victim's CPU by a SCHED_OTHER
+# kthread, or by an interrupt thread); one without its device skips.
 CPU=${CPU:-1}
 VICTIM_MS=${VICTIM_MS:-3000}
 VICTIM_LOADS=${VICTIM_LOADS:-0 2 1 3 5 4}
@@ -29,7 +31,7 @@ CT_S=${CT_S:-20}
 INTERVAL_US=${INTERVAL_US:-1000}
 BUCKETS=${BUCKETS:-2000}
 PHASES=${PHASES:-victim raisers overhead storm}
-RAISERS=${RAISERS:-rps blk blkipi net veth usb}
+RAISERS=${RAISERS:-rps blk blkipi net veth usb bhwq_task bhwq_irq}
 NET_PORT=${NET_PORT:-}
 RTLA_S=${RTLA_S:-10}
 RTLA_AA_US=${RTLA_AA_US:-100}
@@ -201,6 +203,8 @@ raiser_start() {
 		taskset -c "$OTHER" sh -c "while [ -e /tmp/raiser.on ]; do dd if=/dev/$disk of=/dev/null bs=4k iflag=direct 2>/dev/null; done" &
 		rpid=$!
 		;;
+	bhwq_task) ctl bhwq "$CPU" 1 || return 1 ;;
+	bhwq_irq) ctl bhwq "$CPU" 2 || return 1 ;;
 	net)
 		[ -n "$NET_PORT" ] && [ -d /sys/class/net/eth0 ] || return 1
 		ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
@@ -220,6 +224,7 @@ raiser_stop() {
 	[ "$1" != rps ] || echo 0 >/sys/class/net/lo/queues/rx-0/rps_cpus
 	[ "$1" != blkipi ] || echo 1 >/sys/block/vda/queue/rq_affinity 2>/dev/null
 	[ "$1" != veth ] || ip link del tsqv0 2>/dev/null
+	case $1 in bhwq_*) ctl bhwq "$CPU" 0 && echo "BENCH $(cat $D/result) raiser=$1" ;; esac
 	return 0
 }
 
