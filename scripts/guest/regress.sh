@@ -32,7 +32,8 @@ torture_smoke() {
 refscale_smoke() {
 	local i=0
 	dmesg -c >/dev/null
-	if ! modprobe refscale scale_type="$1" nreaders=2 loops=2000 nruns=3; then
+	# shutdown_secs: refscale powers the machine off at its end otherwise
+	if ! modprobe refscale scale_type="$1" nreaders=2 loops=2000 nruns=3 shutdown_secs=0; then
 		dmesg | grep -q 'invalid scale.type' && return 4
 		return 1
 	fi
