@@ -44,7 +44,7 @@ closure() {
 
 unpack() {
 	local stamp pkgs=()
-	stamp=$(echo "${ROOTFS_PKGS[*]} v6" | sha256sum | cut -c1-16)
+	stamp=$(echo "${ROOTFS_PKGS[*]} v7" | sha256sum | cut -c1-16)
 	[ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	mapfile -t pkgs < <(closure "$DEB_ARCH")
 	[ ${#pkgs[@]} -gt ${#ROOTFS_PKGS[@]} ] ||
@@ -75,6 +75,11 @@ fixup() {
 	printf '#!/bin/sh\n[ "$1" = settle ] && exit 0\necho "udevadm: no udev in this guest" >&2\nexit 1\n' \
 		>"$d/usr/bin/udevadm"
 	chmod 755 "$d/usr/bin/udevadm"
+	# as base-files' postinst leaves them: ip netns keeps its names in
+	# /var/run/netns, which tests open by that path
+	rm -rf "$d/var/run" "$d/var/lock"
+	ln -sfn /run "$d/var/run"
+	ln -sfn /run/lock "$d/var/lock"
 	mkdir -p "$d/proc" "$d/sys" "$d/dev" "$d/tmp" "$d/run" "$d/lib/modules" "$d/selftests"
 	chmod 1777 "$d/tmp"
 	# documentation, translations, iconv modules and perl (a dependency of
