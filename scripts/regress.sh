@@ -11,7 +11,7 @@
 # with the reason its output gives; docs/regress.md says why each test is
 # in the set or out of it.
 #
-# usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [SET=full|ci]
+# usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [SET=ci|full|all]
 #        [TESTS='net/x.sh:600 ...'] [ONLY=baseline|patched] scripts/regress.sh
 # output: build/regress/<config>/{table.md,summary}, the guests' logs under
 #         build/runs/regress-<config>/
@@ -20,12 +20,12 @@
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [SET=full|ci] [TESTS='t:secs ...'] [ONLY=baseline|patched] $0" >&2
+	echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [SET=ci|full|all] [TESTS='t:secs ...'] [ONLY=baseline|patched] $0" >&2
 	exit 2
 }
 [ $# -eq 0 ] || usage
 SET=${SET:-full}
-check_value SET "$SET" "full ci"
+check_value SET "$SET" "ci full all"
 ONLY=${ONLY:-}
 [ -z "$ONLY" ] || check_value ONLY "$ONLY" "baseline patched"
 export CFG=regress
@@ -42,6 +42,8 @@ CI_TESTS=(
 	torture=rcutorture:60
 	refscale=incpercpubh:300
 )
+# the BH paths' tests which fit in an hour per kernel under TCG
+# shellcheck disable=SC2054 # pmtu.sh's arguments are comma-separated
 FULL_TESTS=(
 	"${CI_TESTS[@]}"
 	net/udpgro_fwd.sh:1200
@@ -51,13 +53,22 @@ FULL_TESTS=(
 	net/fou_mcast_encap.sh:600
 	net/l2_tos_ttl_inherit.sh:1200
 	net/netfilter/nft_concat_range.sh:2400
-	net/fib_tests.sh:2400
-	net/pmtu.sh:3600
+	# the tunnel cases, whose receive goes through GRO cells and UDP
+	# tunnel GRO
+	net/pmtu.sh:1800:pmtu_ipv4_vxlan4_exception,pmtu_ipv6_vxlan6_exception,pmtu_ipv4_geneve4_exception,pmtu_ipv6_geneve6_exception,pmtu_ipv4_br_vxlan4_exception,pmtu_ipv4_fou4_exception,pmtu_ipv6_fou6_exception,pmtu_ipv4_gue4_exception,pmtu_ipv4_ipv4_exception,pmtu_ipv6_ipv6_exception
+)
+# and the rest of pmtu.sh and fib_tests.sh: hours per kernel under TCG
+ALL_TESTS=(
+	"${FULL_TESTS[@]::${#FULL_TESTS[@]}-1}"
+	net/pmtu.sh:7200
+	net/fib_tests.sh:7200
 )
 if [ -n "${TESTS:-}" ]; then
 	read -ra LIST <<<"$TESTS"
 elif [ "$SET" = ci ]; then
 	LIST=("${CI_TESTS[@]}")
+elif [ "$SET" = all ]; then
+	LIST=("${ALL_TESTS[@]}")
 else
 	LIST=("${FULL_TESTS[@]}")
 fi
