@@ -2,6 +2,9 @@
 # The test job: apply the series with zero fuzz, checkpatch it, then for each
 # configuration build the kernel, boot it under QEMU and run the smoke suite,
 # the softirq kselftests and the KUnit suites in the guest; scan every log.
+# On 7.3 x86_64 (BH lock off) also make regress's CI subset: the kernel's
+# own net selftests and torture runs in a Debian userland (CHECK_REGRESS=0:
+# not).
 # Ends with 'N passed, N failed'.
 #
 # usage: [ARCH=x86_64|arm64] [KERNEL=7.3] [BASELINE=1] [BH_LOCK=1] [ACCEL=auto|kvm|tcg] scripts/check.sh
@@ -111,6 +114,21 @@ run_config() { # ARCH:BH_LOCK
 		sed "s/ check-$name\./ $name./" "$BUILD/runs/check-$name/results" >>"$RESULTS"
 	else
 		record fail "$name.guest"
+	fi
+	# make regress's CI subset (the kernel's own net selftests, torture)
+	# on this kernel, which carries configs/net.config for it
+	if [ "$arch" = x86_64 ] && [ "$bh" = 0 ] && [ "$KERNEL" = 7.3 ] && [ "${CHECK_REGRESS:-1}" = 1 ]; then
+		t0=$SECONDS
+		SET=ci ONLY=$VARIANT_NAME REGRESS_CFG=debug "$TOP/scripts/regress.sh" \
+			>"$CHECK_DIR/regress.log" 2>&1
+		echo "$name.regress $((SECONDS - t0))" >>"$TIMINGS"
+		tail -n 12 "$CHECK_DIR/regress.log" | sed 's/^/  /'
+		local res=$BUILD/runs/regress-$arch-$VARIANT_NAME-debug/results
+		if [ -s "$res" ]; then
+			sed "s/ regress-$arch-$VARIANT_NAME-debug\./ $name.regress./" "$res" >>"$RESULTS"
+		else
+			record fail "$name.regress"
+		fi
 	fi
 	return 0
 }
