@@ -9,7 +9,8 @@
 # usage: regress.sh TEST:SECONDS[:ARG,ARG...]...
 #   TEST is a script under /kselftest (net/udpgro.sh), called with the ARGs,
 #   or torture=rcutorture or refscale=<scale_type> for a torture or
-#   reference-benchmark smoke run.
+#   reference-benchmark smoke run. An ARG NAME=WORD+WORD is put in the
+#   test's environment instead, as NAME="WORD WORD".
 
 # torture_smoke MODULE SECONDS: load, let it run, unload; the module prints
 # its verdict when it is unloaded
@@ -57,7 +58,12 @@ for t in "$@"; do
 	secs=${rest%%:*}
 	args=()
 	[ "$rest" = "$secs" ] || IFS=, read -ra args <<<"${rest#*:}"
-	echo "# regress: $test start (timeout ${secs}s) ${args[*]}"
+	env=()
+	for a in "${args[@]}"; do
+		[[ $a =~ ^[A-Z_][A-Z0-9_]*= ]] && env+=("${a//+/ }")
+	done
+	[ ${#env[@]} = 0 ] || mapfile -t args < <(printf '%s\n' "${args[@]}" | grep -vE '^[A-Z_][A-Z0-9_]*=')
+	echo "# regress: $test start (timeout ${secs}s) ${env[*]} ${args[*]}"
 	t0=$SECONDS
 	out=/tmp/regress.out
 	retried=
@@ -70,7 +76,7 @@ for t in "$@"; do
 				echo "no /kselftest/$test" >$out
 				false
 			else
-				(cd "/kselftest/${test%/*}" && timeout -k 10 "$secs" "./${test##*/}" "${args[@]}") </dev/null >$out 2>&1
+				(cd "/kselftest/${test%/*}" && env "${env[@]}" timeout -k 10 "$secs" "./${test##*/}" "${args[@]}") </dev/null >$out 2>&1
 			fi
 			;;
 		esac
