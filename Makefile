@@ -11,7 +11,7 @@
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
 #            RUNS=n (make run, cycle) QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
-#            SET=full|ci TESTS='net/x.sh:secs ...' ONLY=baseline|patched (make regress)
+#            SET=ci|full|all TESTS='net/x.sh:secs ...' ONLY=baseline|patched (make regress)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash

@@ -17,9 +17,11 @@
  *	address instead, which may be a broadcast one (make run's veth
  *	raiser: into a veth pair, where nobody receives them).
  *
- *   rtnetloop gro IFNAME
- *	Turns GRO on for IFNAME (ETHTOOL_SGRO), as 'ethtool -K IFNAME gro on'
- *	does: on veth that gives the receiving end its NAPI instance.
+ *   rtnetloop feature IFNAME gro|tso on|off
+ *	What 'ethtool -K IFNAME gro|tso on|off' does (ETHTOOL_SGRO, _STSO),
+ *	for a guest without ethtool: make run's veth raiser turns GRO on at
+ *	the receiving end and TSO off at the sending one, which is what
+ *	makes veth hand the packets to the receiver's NAPI instance.
  *
  * A receiver thread drains the socket in both modes.
  */
@@ -120,7 +122,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rtnetloop loop [-c cpu] [-p prio] [-i interval_us] [-D s] [-H buckets]\n"
 		"       rtnetloop flood [-c cpu] [-D s] [-a address]\n"
-		"       rtnetloop gro IFNAME\n");
+		"       rtnetloop feature IFNAME gro|tso on|off\n");
 	exit(2);
 }
 
@@ -226,7 +228,15 @@ static int flood(int cpu, long seconds, const char *addr)
 					 .sin_port = htons(PORT_BASE + 1) };
 		int on = 1;
 
-		/* a subnet's broadcast address needs no neighbour */
+		/*
+		 * A socket of its own: the loopback one keeps 127.0.0.1 as its
+		 * source, which no other route accepts. A subnet's broadcast
+		 * address needs no neighbour.
+		 */
+		close(s);
+		s = socket(AF_INET, SOCK_DGRAM, 0);
+		if (s < 0)
+			die("flood socket");
 		setsockopt(s, SOL_SOCKET, SO_BROADCAST, &on, sizeof(on));
 		if (inet_pton(AF_INET, addr, &a.sin_addr) != 1 ||
 		    connect(s, (struct sockaddr *)&a, sizeof(a)))
@@ -251,16 +261,26 @@ static int flood(int cpu, long seconds, const char *addr)
 	return 0;
 }
 
-static int gro_on(const char *ifname)
+/* 'ethtool -K IFNAME gro|tso on|off' for a guest without ethtool. */
+static int feature(const char *ifname, const char *name, const char *val)
 {
-	struct ethtool_value ev = { .cmd = ETHTOOL_SGRO, .data = 1 };
+	struct ethtool_value ev = { .data = !strcmp(val, "on") };
 	struct ifreq ifr = { 0 };
-	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	int s;
 
+	if (!strcmp(name, "gro"))
+		ev.cmd = ETHTOOL_SGRO;
+	else if (!strcmp(name, "tso"))
+		ev.cmd = ETHTOOL_STSO;
+	else
+		usage();
+	if (strcmp(val, "on") && strcmp(val, "off"))
+		usage();
+	s = socket(AF_INET, SOCK_DGRAM, 0);
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
 	ifr.ifr_data = (void *)&ev;
 	if (s < 0 || ioctl(s, SIOCETHTOOL, &ifr))
-		die("SIOCETHTOOL ETHTOOL_SGRO");
+		die("SIOCETHTOOL");
 	close(s);
 	return 0;
 }
@@ -274,8 +294,8 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	mode = argv[1];
-	if (!strcmp(mode, "gro") && argc == 3)
-		return gro_on(argv[2]);
+	if (!strcmp(mode, "feature") && argc == 5)
+		return feature(argv[2], argv[3], argv[4]);
 	optind = 2;
 	while ((opt = getopt(argc, argv, "c:p:i:D:H:a:")) != -1) {
 		switch (opt) {

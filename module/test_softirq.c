@@ -43,8 +43,8 @@
  *	system_bh_wq, doing the same 50 us of foreign work, queued there at
  *	about 2 kHz by a SCHED_OTHER kthread bound to <cpu> (1: process
  *	context, outside any BH section) or by the thread of a threaded
- *	interrupt moved to <cpu> (2: on PREEMPT_RT the thread runs with BH
- *	disabled). make run's bhwq raisers.
+ *	interrupt moved to <cpu>, with BH disabled as a forced-threaded
+ *	handler is on PREEMPT_RT (2). make run's bhwq raisers.
  *
  *   stress <0|1>
  *	Start or stop raising softirqs on every CPU from every context: a task
@@ -1065,18 +1065,28 @@ static irqreturn_t bhwq_irq_fn(int irq, void *data)
 	return IRQ_WAKE_THREAD;
 }
 
+/*
+ * An explicit thread function is not force-threaded, so it does not run
+ * with BH disabled as a forced one would on PREEMPT_RT: disable BH around
+ * the queueing, as irq_forced_thread_fn() does for a driver's handler. The
+ * move to the load's CPU must be outside that section: on PREEMPT_RT
+ * local_bh_disable() disables migration, and the move would wait for
+ * itself.
+ */
 static irqreturn_t bhwq_irq_thread_fn(int irq, void *data)
 {
 	int cpu = READ_ONCE(bhwq_cpu);
 
 	if (cpu < 0)
 		return IRQ_HANDLED;
-	if (smp_processor_id() != cpu) {
+	if (raw_smp_processor_id() != cpu) {
 		set_cpus_allowed_ptr(current, cpumask_of(cpu));
 		return IRQ_HANDLED;
 	}
+	local_bh_disable();
 	if (queue_work_on(cpu, system_bh_wq, &bhwq_work))
 		atomic_inc(&bhwq_queued);
+	local_bh_enable();
 	return IRQ_HANDLED;
 }
 
@@ -1085,6 +1095,12 @@ static enum hrtimer_restart bhwq_timer_fn(struct hrtimer *t)
 	irq_set_irqchip_state(bhwq_virq, IRQCHIP_STATE_PENDING, true);
 	hrtimer_forward_now(t, ns_to_ktime(BHWQ_PERIOD_US * NSEC_PER_USEC));
 	return HRTIMER_RESTART;
+}
+
+static void bhwq_timer_start_fn(void *info)
+{
+	hrtimer_start(&bhwq_timer, ns_to_ktime(BHWQ_PERIOD_US * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static void bhwq_stop(void)
@@ -1107,6 +1123,8 @@ static void bhwq_stop(void)
 
 static int cmd_bhwq(int cpu, int mode)
 {
+	int other;
+
 	if (!mode) {
 		if (bhwq_cpu < 0)
 			return -EINVAL;
@@ -1146,10 +1164,17 @@ static int cmd_bhwq(int cpu, int mode)
 			bhwq_cpu = -1;
 			return -ENODEV;
 		}
+		/*
+		 * The simulated interrupt fires where the timer runs: on
+		 * another CPU than the load's, so that only the thread's work
+		 * lands on it.
+		 */
+		other = cpumask_any_but(cpu_online_mask, cpu);
+		if (other >= nr_cpu_ids)
+			other = cpu;
 		hrtimer_setup(&bhwq_timer, bhwq_timer_fn, CLOCK_MONOTONIC,
-			      HRTIMER_MODE_REL_HARD);
-		hrtimer_start(&bhwq_timer, ns_to_ktime(BHWQ_PERIOD_US * NSEC_PER_USEC),
-			      HRTIMER_MODE_REL_HARD);
+			      HRTIMER_MODE_REL_PINNED_HARD);
+		smp_call_function_single(other, bhwq_timer_start_fn, NULL, 1);
 	}
 	scnprintf(tsq_result, sizeof(tsq_result), "bhwq cpu=%d mode=%s started\n",
 		  cpu, mode == 1 ? "task" : "irq_thread");

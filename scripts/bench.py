@@ -198,7 +198,7 @@ ROWS += [("victim0_foreign_all", "victim unloaded: foreign softirq entries in th
 # module's timer; the tick alone is the unloaded run of the same boots.
 RAISERS = [("tick", "tick only (unloaded)"), ("rps", "RPS loopback flood"),
            ("blk", "virtio-blk completions"),
-           ("blkipi", "virtio-blk completed by IPI"), ("net", "virtio-net receive from the host"),
+           ("net", "virtio-net receive from the host"),
            ("veth", "veth GRO, sender on the CPU"), ("usb", "usb-storage via xHCI"),
            ("bhwq_task", "BH work queued by a task"), ("bhwq_irq", "BH work queued by an irq thread")]
 for r, name in RAISERS:
@@ -319,7 +319,7 @@ set key top right
 # physical floor), and the parts of a section.
 VICTIM_FIGS = [("1", "2", "foreign HI, own TASKLET"), ("3", "2", "foreign and own TASKLET"),
                ("4", "5", "foreign and own NET_RX"), ("rps", "0", "RPS loopback flood"),
-               ("blk", "0", "virtio-blk completions"), ("blkipi", "0", "virtio-blk completed by IPI"),
+               ("blk", "0", "virtio-blk completions"),
                ("net", "0", "virtio-net receive"), ("veth", "0", "veth GRO, sender on the CPU"),
                ("usb", "0", "usb-storage via xHCI"), ("bhwq_task", "0", "BH work queued by a task"),
                ("bhwq_irq", "0", "BH work queued by an irq thread")]

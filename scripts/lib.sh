@@ -120,6 +120,22 @@ kernel_tarball() {
 	echo "$CACHE/dl/$KSRC_PKG.tar.xz"
 }
 
+# The kernel's gen_init_cpio, built once from whichever of KERNEL's trees
+# is there: every initramfs archive of the project is written by it.
+gen_init_cpio() {
+	local gen=$BUILD/tools/gen_init_cpio src
+	if [ ! -x "$gen" ]; then
+		for src in "$(src_dir baseline)" "$(src_dir patched)" "$(src_dir linux)"; do
+			[ -f "$src/usr/gen_init_cpio.c" ] || continue
+			mkdir -p "$(dirname "$gen")"
+			gcc -O2 -o "$gen" "$src/usr/gen_init_cpio.c" || die "building gen_init_cpio failed"
+			break
+		done
+		[ -x "$gen" ] || die "no kernel tree to build gen_init_cpio from (run scripts/tree.sh baseline)"
+	fi
+	echo "$gen"
+}
+
 # Source tree for a variant: 'linux' is the developer's edit tree,
 # 'patched' the tree make check builds from patches/, 'baseline' pristine.
 src_dir() {

@@ -22,7 +22,6 @@ ROOTFS_PKGS=(base-files base-passwd bash dash coreutils util-linux findutils
 	netcat-openbsd socat jq nftables python3 bc tcpdump iptables iperf3)
 DEST=$CACHE/rootfs/$DEB_ARCH
 OUT=$BUILD/initramfs/$ARCH
-GEN=$BUILD/tools/gen_init_cpio
 
 # ROOTFS_PKGS for Debian arch $1 with their dependency closure. apt-cache
 # names a package without a suffix when it is of arch "all", or when a
@@ -110,8 +109,7 @@ for top, dirs, files in os.walk(root):
         elif stat.S_ISREG(st.st_mode) and name != ".stamp":
             print(f"file {rel} {path} {mode} 0 0")
 PY
-	[ -x "$GEN" ] || die "no $GEN (run scripts/initramfs.sh once)"
-	"$GEN" "$list" >"$OUT/rootfs.cpio"
+	"$(gen_init_cpio)" "$list" >"$OUT/rootfs.cpio"
 	log "rootfs initramfs: $(du -h "$OUT/rootfs.cpio" | cut -f1)"
 }
 

@@ -82,7 +82,6 @@ for b in "${BPF_OBJS[@]}"; do
 done
 
 # gen_init_cpio entries under /rootfs/kselftest
-[ -x "$BUILD/tools/gen_init_cpio" ] || die "no $BUILD/tools/gen_init_cpio (run scripts/initramfs.sh once)"
 python3 - "$STAGING" >"$OUT/kselftest.list" <<'PY'
 import os, stat, sys
 root = sys.argv[1]
@@ -101,6 +100,6 @@ for top, dirs, files in os.walk(root):
         elif stat.S_ISREG(st.st_mode):
             print(f"file {rel} {path} {mode} 0 0")
 PY
-"$BUILD/tools/gen_init_cpio" "$OUT/kselftest.list" >"$OUT/kselftest.cpio"
+"$(gen_init_cpio)" "$OUT/kselftest.list" >"$OUT/kselftest.cpio"
 echo "$stamp" >"$OUT/.stamp"
 log "packed: $(du -h "$OUT/kselftest.cpio" | cut -f1), $(wc -l <"$OUT/kselftest.list") entries"

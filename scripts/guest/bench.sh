@@ -12,11 +12,10 @@
 # run.sh's -icount boots run the victim alone). RAISERS: which real kernel
 # paths raise softirqs on the victim's CPU while it runs without the
 # module's timer: rps (a loopback flood steered there), blk (virtio-blk
-# completions), blkipi (virtio-blk reads from the victim's CPU completed
-# by IPI from the other one, which raises BLOCK in hard interrupt context),
-# net (virtio-net receive of a TCP stream from the host's port NET_PORT
-# over QEMU user networking), veth (a SCHED_OTHER sender on the victim's
-# CPU into a veth pair with GRO on: the sender raises NET_RX itself), usb
+# completions), net (virtio-net receive of a TCP stream from the host's
+# port NET_PORT over QEMU user networking), veth (a SCHED_OTHER sender on
+# the victim's CPU into a veth pair, GRO on at the receiving end and TSO
+# off at the sending one: the sender raises NET_RX itself), usb
 # (usb-storage reads through qemu-xhci: every URB giveback is BH work
 # queued by the HCD's interrupt thread), bhwq_task and bhwq_irq (the
 # module's BH workqueue items queued on the victim's CPU by a SCHED_OTHER
@@ -31,7 +30,7 @@ CT_S=${CT_S:-20}
 INTERVAL_US=${INTERVAL_US:-1000}
 BUCKETS=${BUCKETS:-2000}
 PHASES=${PHASES:-victim raisers overhead storm}
-RAISERS=${RAISERS:-rps blk blkipi net veth usb bhwq_task bhwq_irq}
+RAISERS=${RAISERS:-rps blk net veth usb bhwq_task bhwq_irq}
 NET_PORT=${NET_PORT:-}
 RTLA_S=${RTLA_S:-10}
 RTLA_AA_US=${RTLA_AA_US:-100}
@@ -161,7 +160,8 @@ softirqs_delta() { # raiser before after
 		printf "BENCH raiser_softirqs raiser=%s raised_on_cpu=%s\n", r, (s == "" ? "-" : s) }'
 }
 
-# Start raiser $1's load in the background (pid in $rpid); 1: unavailable.
+# Start raiser $1's load in the background (pid in $rpid); 1: its device
+# is missing, 2: it broke.
 raiser_start() {
 	rpid=
 	: >/tmp/raiser.on
@@ -178,33 +178,36 @@ raiser_start() {
 		taskset -c "$OTHER" sh -c 'while [ -e /tmp/raiser.on ]; do dd if=/dev/vda of=/dev/null bs=4k iflag=direct 2>/dev/null; done' &
 		rpid=$!
 		;;
-	blkipi)
-		# rq_affinity=2: a request completes on the CPU that submitted
-		# it, whichever CPU took the interrupt
-		[ -b /dev/vda ] && [ -w /sys/block/vda/queue/rq_affinity ] || return 1
-		echo 2 >/sys/block/vda/queue/rq_affinity || return 1
-		irq_to_victim "$(basename "$(readlink /sys/block/vda/device)")" "$OTHER" || return 1
-		taskset -c "$CPU" sh -c 'while [ -e /tmp/raiser.on ]; do dd if=/dev/vda of=/dev/null bs=4k iflag=direct 2>/dev/null; done' &
-		rpid=$!
-		;;
 	veth)
-		# the receiving end's NAPI instance exists with GRO on
-		ip link add tsqv0 type veth peer name tsqv1 || return 1
-		rtnetloop gro tsqv1 || return 1
+		# busybox ip creates the peer under a name of its own
+		ip link add tsqv0 type veth || return 2
+		peer=$(awk -v i="$(cat /sys/class/net/tsqv0/iflink)" \
+			'FILENAME ~ /ifindex$/ && $1 == i { split(FILENAME, p, "/"); print p[5] }' \
+			/sys/class/net/*/ifindex)
+		ip link set dev "$peer" name tsqv1 || return 2
+		# veth hands a packet to the peer's NAPI instance (GRO on there)
+		# only if the sender cannot make TSO packets
+		rtnetloop feature tsqv1 gro on && rtnetloop feature tsqv0 tso off || return 2
 		ip link set tsqv1 up && ip link set tsqv0 up &&
-			ip addr add 10.77.0.1/24 broadcast 10.77.0.255 dev tsqv0 || return 1
-		echo "BENCH raiser_dev dev=tsqv0->tsqv1 gro=on sender_cpu=$CPU"
+			ip addr add 10.77.0.1/24 broadcast 10.77.0.255 dev tsqv0 || return 2
+		echo "BENCH raiser_dev dev=tsqv0->tsqv1 gro=on tso=off sender_cpu=$CPU"
 		rtnetloop flood -c "$CPU" -a 10.77.0.255 -D 100000 >/dev/null &
 		rpid=$!
 		;;
 	usb)
 		disk=$(usb_disk) || return 1
 		irq_to_victim xhci_hcd || return 1
+		# SCSI completions raise BLOCK where usb-storage's thread runs:
+		# on the other CPU, as the reader
+		for p in /proc/[0-9]*; do
+			[ "$(cat "$p/comm" 2>/dev/null)" = usb-storage ] &&
+				taskset -p -c "$OTHER" "${p#/proc/}" >/dev/null
+		done
 		taskset -c "$OTHER" sh -c "while [ -e /tmp/raiser.on ]; do dd if=/dev/$disk of=/dev/null bs=4k iflag=direct 2>/dev/null; done" &
 		rpid=$!
 		;;
-	bhwq_task) ctl bhwq "$CPU" 1 || return 1 ;;
-	bhwq_irq) ctl bhwq "$CPU" 2 || return 1 ;;
+	bhwq_task) ctl bhwq "$CPU" 1 || return 2 ;;
+	bhwq_irq) ctl bhwq "$CPU" 2 || return 2 ;;
 	net)
 		[ -n "$NET_PORT" ] && [ -d /sys/class/net/eth0 ] || return 1
 		ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 2>/dev/null
@@ -215,6 +218,8 @@ raiser_start() {
 	*) return 1 ;;
 	esac
 	sleep 1
+	# a load which died at once is a broken raiser, not a missing device
+	[ -z "$rpid" ] || kill -0 "$rpid" 2>/dev/null || return 2
 }
 
 # The loops end with their current command once the flag is gone.
@@ -222,7 +227,6 @@ raiser_stop() {
 	rm -f /tmp/raiser.on
 	[ -z "$rpid" ] || { pkill -P "$rpid"; kill "$rpid"; wait "$rpid"; } 2>/dev/null
 	[ "$1" != rps ] || echo 0 >/sys/class/net/lo/queues/rx-0/rps_cpus
-	[ "$1" != blkipi ] || echo 1 >/sys/block/vda/queue/rq_affinity 2>/dev/null
 	[ "$1" != veth ] || ip link del tsqv0 2>/dev/null
 	case $1 in bhwq_*) ctl bhwq "$CPU" 0 && echo "BENCH $(cat $D/result) raiser=$1" ;; esac
 	return 0
@@ -244,9 +248,15 @@ fi
 # raises softirqs on its CPU: what does it run, what does it pay?
 if has_phase raisers; then
 	for r in $RAISERS; do
-		if ! raiser_start "$r"; then
+		raiser_start "$r"
+		rc=$?
+		if [ $rc != 0 ]; then
 			raiser_stop "$r"
-			echo "ok $((n += 1)) victim_raiser_$r # SKIP no device"
+			if [ $rc = 1 ]; then
+				echo "ok $((n += 1)) victim_raiser_$r # SKIP no device"
+			else
+				result $rc "victim_raiser_$r"
+			fi
 			continue
 		fi
 		s0=$(softirqs_cpu)
