@@ -31,7 +31,8 @@ DIRS=(kselftest net drivers/net/netdevsim drivers/net/lib)
 # helper programs: source under $ST, output next to it in the stage
 HELPERS=(net/udpgso_bench_rx net/udpgso_bench_tx)
 # BPF objects the scripts attach with 'ip link set ... xdp object'
-BPF_OBJS=(net/lib/xdp_dummy.bpf)
+# (net/lib/ in 7.3, net/ in 6.12)
+BPF_OBJS=(net/lib/xdp_dummy.bpf net/xdp_dummy.bpf)
 
 stamp=$( (cat "$0"; git -C "$SRC" rev-parse HEAD; echo "$ARCH") | sha256sum | cut -c1-16)
 if [ "$(cat "$OUT/.stamp" 2>/dev/null)" = "$stamp" ] && [ -f "$OUT/kselftest.cpio" ]; then
