@@ -136,6 +136,30 @@ gen_init_cpio() {
 	echo "$gen"
 }
 
+# cpio_list DIR AT: gen_init_cpio entries for the tree DIR, placed at AT
+# in the archive (uid 0, modes kept, the stamp files of the scripts left
+# out).
+cpio_list() {
+	python3 - "$1" "$2" <<'PY'
+import os, stat, sys
+root, at = sys.argv[1], sys.argv[2].rstrip("/")
+print(f"dir {at} 0755 0 0")
+for top, dirs, files in os.walk(root):
+    dirs.sort()
+    for name in sorted(dirs) + sorted(files):
+        path = os.path.join(top, name)
+        rel = at + "/" + os.path.relpath(path, root)
+        st = os.lstat(path)
+        mode = "%o" % stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            print(f"slink {rel} {os.readlink(path)} 0777 0 0")
+        elif stat.S_ISDIR(st.st_mode):
+            print(f"dir {rel} {mode} 0 0")
+        elif stat.S_ISREG(st.st_mode) and name != ".stamp":
+            print(f"file {rel} {path} {mode} 0 0")
+PY
+}
+
 # Source tree for a variant: 'linux' is the developer's edit tree,
 # 'patched' the tree make check builds from patches/, 'baseline' pristine.
 src_dir() {

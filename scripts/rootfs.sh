@@ -91,24 +91,7 @@ fixup() {
 pack() {
 	local list=$OUT/rootfs.list
 	mkdir -p "$OUT"
-	python3 - "$DEST" >"$list" <<'PY'
-import os, stat, sys
-root = sys.argv[1]
-print("dir /rootfs 0755 0 0")
-for top, dirs, files in os.walk(root):
-    dirs.sort()
-    for name in sorted(dirs) + sorted(files):
-        path = os.path.join(top, name)
-        rel = "/rootfs/" + os.path.relpath(path, root)
-        st = os.lstat(path)
-        mode = "%o" % stat.S_IMODE(st.st_mode)
-        if stat.S_ISLNK(st.st_mode):
-            print(f"slink {rel} {os.readlink(path)} 0777 0 0")
-        elif stat.S_ISDIR(st.st_mode):
-            print(f"dir {rel} {mode} 0 0")
-        elif stat.S_ISREG(st.st_mode) and name != ".stamp":
-            print(f"file {rel} {path} {mode} 0 0")
-PY
+	cpio_list "$DEST" /rootfs >"$list"
 	"$(gen_init_cpio)" "$list" >"$OUT/rootfs.cpio"
 	log "rootfs initramfs: $(du -h "$OUT/rootfs.cpio" | cut -f1)"
 }

@@ -83,24 +83,7 @@ for b in "${BPF_OBJS[@]}"; do
 done
 
 # gen_init_cpio entries under /rootfs/kselftest
-python3 - "$STAGING" >"$OUT/kselftest.list" <<'PY'
-import os, stat, sys
-root = sys.argv[1]
-print("dir /rootfs/kselftest 0755 0 0")
-for top, dirs, files in os.walk(root):
-    dirs.sort()
-    for name in sorted(dirs) + sorted(files):
-        path = os.path.join(top, name)
-        rel = "/rootfs/kselftest/" + os.path.relpath(path, root)
-        st = os.lstat(path)
-        mode = "%o" % stat.S_IMODE(st.st_mode)
-        if stat.S_ISLNK(st.st_mode):
-            print(f"slink {rel} {os.readlink(path)} 0777 0 0")
-        elif stat.S_ISDIR(st.st_mode):
-            print(f"dir {rel} {mode} 0 0")
-        elif stat.S_ISREG(st.st_mode):
-            print(f"file {rel} {path} {mode} 0 0")
-PY
+cpio_list "$STAGING" /rootfs/kselftest >"$OUT/kselftest.list"
 "$(gen_init_cpio)" "$OUT/kselftest.list" >"$OUT/kselftest.cpio"
 echo "$stamp" >"$OUT/.stamp"
 log "packed: $(du -h "$OUT/kselftest.cpio" | cut -f1), $(wc -l <"$OUT/kselftest.list") entries"
