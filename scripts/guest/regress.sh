@@ -60,10 +60,15 @@ for t in "$@"; do
 	args=()
 	[ "$rest" = "$secs" ] || IFS=, read -ra args <<<"${rest#*:}"
 	env=()
+	words=()
 	for a in "${args[@]}"; do
-		[[ $a =~ ^[A-Z_][A-Z0-9_]*= ]] && env+=("${a//+/ }")
+		if [[ $a =~ ^[A-Z_][A-Z0-9_]*= ]]; then
+			env+=("${a//+/ }")
+		else
+			words+=("$a")
+		fi
 	done
-	[ ${#env[@]} = 0 ] || mapfile -t args < <(printf '%s\n' "${args[@]}" | grep -vE '^[A-Z_][A-Z0-9_]*=')
+	args=("${words[@]}")
 	echo "# regress: $test start (timeout ${secs}s) ${env[*]} ${args[*]}"
 	t0=$SECONDS
 	out=/tmp/regress.out
