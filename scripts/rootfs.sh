@@ -43,7 +43,7 @@ closure() {
 
 unpack() {
 	local stamp pkgs=()
-	stamp=$(echo "${ROOTFS_PKGS[*]} v7" | sha256sum | cut -c1-16)
+	stamp=$(echo "${ROOTFS_PKGS[*]} v8" | sha256sum | cut -c1-16)
 	[ "$(cat "$DEST/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
 	mapfile -t pkgs < <(closure "$DEB_ARCH")
 	[ ${#pkgs[@]} -gt ${#ROOTFS_PKGS[@]} ] ||
@@ -61,6 +61,10 @@ fixup() {
 	local d=$DEST
 	cp "$d/usr/share/base-passwd/passwd.master" "$d/etc/passwd"
 	cp "$d/usr/share/base-passwd/group.master" "$d/etc/group"
+	# the system user tcpdump's postinst adds: Debian's tcpdump drops its
+	# privileges to it, and captures nothing without it
+	echo "tcpdump:x:100:101::/nonexistent:/usr/sbin/nologin" >>"$d/etc/passwd"
+	echo "tcpdump:x:101:" >>"$d/etc/group"
 	ln -sfn dash "$d/bin/sh"
 	ln -sfn gawk "$d/usr/bin/awk"
 	ln -sfn nc.openbsd "$d/bin/nc"
