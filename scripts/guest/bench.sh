@@ -123,16 +123,16 @@ has_phase() {
 }
 
 # The interrupt lines of device $1 (virtio0, xhci_hcd, ...) but a virtio
-# config interrupt, moved to CPU $2 (the victim's by default): their
-# threaded handlers follow.
+# config interrupt, moved to the victim's CPU: their threaded handlers
+# follow.
 irq_to_victim() {
 	local irqs irq
 	irqs=$(awk -v dev="$1" '$NF ~ "^" dev "($|-)" && $NF !~ /config/ { sub(":", "", $1); print $1 }' /proc/interrupts)
 	[ -n "$irqs" ] || return 1
 	for irq in $irqs; do
-		echo "${2:-$CPU}" >/proc/irq/"$irq"/smp_affinity_list || return 1
+		echo "$CPU" >/proc/irq/"$irq"/smp_affinity_list || return 1
 	done
-	echo "BENCH raiser_irq dev=$1 irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g') cpu=${2:-$CPU}"
+	echo "BENCH raiser_irq dev=$1 irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g') cpu=$CPU"
 }
 
 # The block device whose disk is a usb-storage one (sda, ...), if any.
