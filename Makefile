@@ -77,6 +77,7 @@ lint-scripts:
 	shellcheck -x $(S)/*.sh $(S)/guest/*.sh $(S)/guest/init $(S)/guest/ktap-run .ci/run
 	python3 $(S)/ktap.py --selftest
 	python3 $(S)/notes.py --selftest
+	python3 $(S)/regress.py --selftest
 
 # git format-patch --cover-letter output for git send-email or b4; sends nothing.
 mail: kernel-src
