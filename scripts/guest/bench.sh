@@ -222,10 +222,18 @@ raiser_start() {
 	[ -z "$rpid" ] || kill -0 "$rpid" 2>/dev/null || return 2
 }
 
-# The loops end with their current command once the flag is gone.
+# The loops end with their current command once the flag is gone; that
+# command (a dd of the whole disk) is killed, not waited for. The guest's
+# busybox has no pkill.
 raiser_stop() {
 	rm -f /tmp/raiser.on
-	[ -z "$rpid" ] || { pkill -P "$rpid"; kill "$rpid"; wait "$rpid"; } 2>/dev/null
+	if [ -n "$rpid" ]; then
+		for p in /proc/[0-9]*; do
+			[ "$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)" = "$rpid" ] &&
+				kill "${p#/proc/}" 2>/dev/null
+		done
+		{ kill "$rpid"; wait "$rpid"; } 2>/dev/null
+	fi
 	[ "$1" != rps ] || echo 0 >/sys/class/net/lo/queues/rx-0/rps_cpus
 	[ "$1" != veth ] || ip link del tsqv0 2>/dev/null
 	case $1 in bhwq_*) ctl bhwq "$CPU" 0 && echo "BENCH $(cat $D/result) raiser=$1" ;; esac
