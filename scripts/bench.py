@@ -125,12 +125,17 @@ def parse_log(path):
                     m[f"victim{ld}_preempted"] = num(d["preempted"])
                     m[f"victim{ld}_boosted"] = num(d["foreign_boosted"])
                     m[f"victim{ld}_own_elsewhere"] = num(d["own_runs"]) - num(d["own_in_victim"])
-                    # What the RT task paid for foreign work by any route: the
-                    # foreign handlers it ran itself, each FOREIGN_WORK_US of
-                    # udelay() in module/test_softirq.c, and the time it
-                    # blocked (a boosted foreign handler runs in it).
-                    m[f"victim{ld}_paid_us"] = (m[f"victim{ld}_foreign"] * FOREIGN_WORK_US
-                                                + m[f"victim{ld}_blocked_us"])
+                    # The share of the foreign work the RT task paid for, by
+                    # any route: the foreign handlers it ran itself and the
+                    # time it blocked (a boosted foreign handler runs then),
+                    # against all the foreign work the timer queued, which
+                    # varies from boot to boot under TCG. The module's blocked
+                    # time leaves out the handlers it ran itself meanwhile.
+                    w = num(d.get("foreign_work_us", "50"))
+                    fired = num(d.get("foreign_fired", "0"))
+                    if fired:
+                        m[f"victim{ld}_paid_pct"] = 100 * (
+                            m[f"victim{ld}_foreign"] * w + m[f"victim{ld}_blocked_us"]) / (fired * w)
             elif kind == "raiser_softirqs":
                 m[f"victim{d['raiser']}_raised_on_cpu"] = d["raised_on_cpu"]
             elif kind == "victim_trace":
@@ -182,16 +187,15 @@ def parse_log(path):
     return m, hists
 
 
-# module/test_softirq.c: the length of one foreign handler
-FOREIGN_WORK_US = 50
-
 # Victim loads (test_softirq "victim <cpu> <load> <msecs>"), in table order.
 LOADS = [(0, "unloaded"), (2, "control (hard irq, no raise)"), (1, "foreign HI, own TASKLET"),
          (3, "foreign and own TASKLET"), (5, "NET_RX control"), (4, "foreign and own NET_RX")]
 FOREIGN_LOADS = [(1, "HI/TASKLET"), (3, "same vector TASKLET"), (4, "same vector NET_RX")]
 
 # (key, label, unit, decimals, kind); rows for the table, in order. kind
-# "lat" rows get a spread over boots and an overlap verdict.
+# "lat" rows get a spread over boots and an overlap verdict, and the
+# victim's come from the -icount boots when there are any; "spr" rows get
+# the spread and the verdict too, from plain TCG as the "cnt" rows.
 ROWS = []
 for ld, name in FOREIGN_LOADS:
     ROWS += [
@@ -200,7 +204,8 @@ for ld, name in FOREIGN_LOADS:
         (f"victim{ld}_boosted", f"victim {name}: foreign handlers run boosted (PI)", "", 0, "cnt"),
         (f"victim{ld}_blocked", f"victim {name}: sections the RT task blocked in", "", 0, "cnt"),
         (f"victim{ld}_blocked_us", f"victim {name}: time the RT task blocked", "us", 0, "cnt"),
-        (f"victim{ld}_paid_us", f"victim {name}: foreign work paid by the RT task, any route", "us", 0, "cnt"),
+        (f"victim{ld}_paid_pct", f"victim {name}: share of the foreign work paid by the RT task, any route",
+         "%", 1, "spr"),
         (f"victim{ld}_own_elsewhere", f"victim {name}: own work run by another context", "", 0, "cnt"),
     ]
 ROWS += [("victim0_foreign_all", "victim unloaded: foreign softirq entries in the RT task (trace)", "", 0, "cnt")]
@@ -513,14 +518,14 @@ def main():
     res["verdict"] = {}
 
     def cell(v, s_, dec, kind):
-        if kind != "lat" or not s_ or v is None:
+        if kind not in ("lat", "spr") or not s_ or v is None:
             return fmt(v, dec)
         return f"{fmt(v, dec)} [{fmt(s_[0], dec)}-{fmt(s_[1], dec)}]"
 
     for key, label, unit, dec, kind in ROWS:
         r = ratio(p.get(key), b.get(key))
         res["ratio"][key] = r
-        vd = verdict(sb.get(key), sp.get(key)) if kind == "lat" else ""
+        vd = verdict(sb.get(key), sp.get(key)) if kind in ("lat", "spr") else ""
         res["verdict"][key] = vd
         lab = f"{label} ({unit})" if unit else label
         if src(key, kind) != "tcg":
@@ -579,11 +584,14 @@ def main():
                      f"(target 0) {'met' if tot == 0 else 'MISSED'}")
     # On a shared vector the RT task runs the other context's queued work
     # (the granularity is the vector) or waits for one of its callbacks:
-    # in sum it must pay no more than unpatched.
+    # in sum it must not pay more than unpatched, as far as the spread
+    # over boots can tell.
     for ld, name in ((3, "same vector TASKLET"), (4, "same vector NET_RX")):
-        lines.append(target(f"foreign work paid by the RT task by any route, {name} "
-                            "(us run in it + us blocked), patched/baseline",
-                            res["ratio"].get(f"victim{ld}_paid_us"), "<=", 1.0))
+        key = f"victim{ld}_paid_pct"
+        vd = res["verdict"].get(key) or "-"
+        lines.append(f"  share of the foreign work paid by the RT task by any route, {name}: "
+                     f"patched/baseline {fmt(res['ratio'].get(key), 2)}, {vd} "
+                     f"(target: not higher) {'MISSED' if vd in ('higher', '-') else 'met'}")
     for ld, ctl, name in ((1, 2, "HI"), (3, 2, "same vector TASKLET"), (4, 5, "same vector NET_RX")):
         lc = ratio(p.get(f"victim{ld}_full_p999_us"), p.get(f"victim{ctl}_full_p999_us"))
         lines.append(target(f"victim section p99.9 patched {name} / control", lc, "<=", 1.10))

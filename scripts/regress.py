@@ -148,6 +148,7 @@ def guest_log(outcomes, splat=False, finished=True):
 
 
 def selftest():
+    import tempfile
     names = ['net/a.sh', 'net/b.sh', 'net/c.sh']
     good = [('net/a.sh', 0, ['TEST: x [ OK ]']),
             ('net/b.sh', 1, ['TEST: y [FAIL]', 'Error: no socat']),
@@ -156,39 +157,82 @@ def selftest():
     assert base['secs'] == {'net/a.sh': 10, 'net/b.sh': 20, 'net/c.sh': 30}, base['secs']
     assert base['why']['net/b.sh'] == 'TEST: y [FAIL]', base['why']
     assert base['finished'] and not base['splats']
-    # the same outcomes on both: PASS, the common failure listed with its reason
-    rows, summary, ok = verdict({'baseline': base, 'patched': load_lines(guest_log(good))},
-                                names, '')
-    assert ok and 'fails on both' in rows[1] and 'TEST: y [FAIL]' in rows[1], rows
-    assert 'failing on both: 1 net/b.sh' in summary, summary
-    # a baseline pass that fails patched is a regression
-    bad = [good[0], good[1], ('net/c.sh', 1, ['some check failed'])]
-    rows, summary, ok = verdict({'baseline': base, 'patched': load_lines(guest_log(bad))},
-                                names, '')
-    assert not ok and 'REGRESSION' in rows[2], rows
+
+    def run(b, p, only='', names=names):
+        return verdict({'baseline': b, 'patched': p}, names, only)
+
+    # the same outcomes on both: PASS, the common failure listed with its
+    # reason, counts and seconds in the summary
+    rows, summary, ok = run(base, load_lines(guest_log(good)))
+    assert ok and rows[1].endswith('| fails on both: exit 1, twice; TEST: y [FAIL] |'), rows
+    assert rows[0] == '| net/a.sh | pass | 10 | pass | 10 |  |', rows
+    assert summary[0] == 'baseline: 2 passed, 1 failed, 0 skipped, 0 splats, 60 s of tests', summary
+    assert 'failing on both: 1 net/b.sh' in summary and summary[-1] == 'verdict: PASS', summary
+    # a baseline pass that fails patched is a regression, with its reason
+    bad = [good[0], good[1], ('net/c.sh', 1, ['TEST: z [FAIL]'])]
+    rows, summary, ok = run(base, load_lines(guest_log(bad)))
+    assert not ok and '| REGRESSION: TEST: z [FAIL]' in rows[2], rows
     assert 'regressions (pass on baseline, not on patched): 1 net/c.sh' in summary, summary
     assert "'fail' lines: baseline 0, patched 1" in rows[2], rows
+    # fewer 'fail' lines patched is not flagged
+    rows, _, _ = run(load_lines(guest_log(bad)), base)
+    assert "'fail' lines" not in rows[2] and 'passes only patched' in rows[2], rows
+    # a pass on retry is a pass on either kernel
+    retry = guest_log(good)
+    retry[retry.index('ok 1 net/a.sh')] = 'ok 1 net/a.sh # failed once (1), passed on retry'
+    rows, _, ok = run(base, load_lines(retry))
+    assert ok and 'pass, on retry' in rows[0] and 'needed a retry' in rows[0], rows
+    failed_a = guest_log([('net/a.sh', 1, []), good[1], good[2]])
+    rows, _, ok = run(load_lines(retry), load_lines(failed_a))
+    assert not ok and 'REGRESSION' in rows[0], rows
+    # a test that skips on the baseline is not a common failure
+    skip = guest_log(good)
+    skip[skip.index('not ok 2 net/b.sh # exit 1, twice')] = 'ok 2 net/b.sh # SKIP no tool'
+    rows, summary, ok = run(load_lines(skip), load_lines(guest_log(good)))
+    assert ok and rows[1].endswith('|  |') and 'failing on both: 0 ' in summary, rows
     # a splat or a guest that did not finish fails it, on either kernel
     for log in (guest_log(good, splat=True), guest_log(good, finished=False)):
-        _, summary, ok = verdict({'baseline': load_lines(log),
-                                  'patched': load_lines(guest_log(good))}, names, '')
-        assert not ok, summary
+        for b, p in ((load_lines(log), base), (base, load_lines(log))):
+            _, summary, ok = run(b, p)
+            assert not ok and summary[-1] == 'verdict: FAIL', summary
+    _, summary, _ = run(base, load_lines(guest_log(good, splat=True)))
+    assert summary[1].startswith('patched: 2 passed') and ', 1 splats' in summary[1], summary
+    assert summary[2] == '  patched splat: BUG: MAX_LOCKDEP_CHAIN_HLOCKS too low!', summary
+    _, summary, _ = run(base, load_lines(guest_log(good, finished=False)))
+    assert summary[1].endswith(', GUEST DID NOT FINISH'), summary
     # a missing log fails unless that kernel was not asked for
-    _, _, ok = verdict({'baseline': None, 'patched': load_lines(guest_log(good))}, names, '')
+    _, _, ok = run(None, load_lines(guest_log(good)))
     assert not ok
     # ONLY=patched: every test must pass, the other kernel is ignored
     alone = load_lines(guest_log([good[0], good[2]]))
-    _, summary, ok = verdict({'baseline': None, 'patched': alone}, ['net/a.sh', 'net/c.sh'],
-                             'patched')
+    _, summary, ok = run(None, alone, 'patched', ['net/a.sh', 'net/c.sh'])
     assert ok and 'baseline: not run' in summary, summary
-    _, summary, ok = verdict({'baseline': base, 'patched': load_lines(guest_log(good))},
-                             names, 'patched')
+    _, summary, ok = run(base, load_lines(guest_log(good)), 'patched')
     assert not ok and 'patched alone: failed net/b.sh' in summary, summary
-    # a pass on retry is a pass, noted when only the patched kernel needed it
-    retry = guest_log(good)
-    retry[retry.index('ok 1 net/a.sh')] = 'ok 1 net/a.sh # failed once (1), passed on retry'
-    rows, _, ok = verdict({'baseline': base, 'patched': load_lines(retry)}, names, '')
-    assert ok and 'pass, on retry' in rows[0] and 'needed a retry' in rows[0], rows
+    # a test without a result line (the guest died in it) has failed
+    _, summary, ok = run(None, alone, 'patched', ['net/a.sh', 'net/c.sh', 'net/d.sh'])
+    assert not ok and 'patched alone: failed net/d.sh' in summary, summary
+    # main(): the files it writes and its exit code
+    with tempfile.TemporaryDirectory() as d:
+        for cfg, log in (('b', guest_log(good)), ('p', guest_log(bad))):
+            os.makedirs(os.path.join(d, 'regress-' + cfg))
+            with open(os.path.join(d, 'regress-' + cfg, 'serial.log'), 'w') as f:
+                f.write('\n'.join(log) + '\n')
+        devnull = open(os.devnull, 'w')
+        stdout, stderr, sys.stdout, sys.stderr = sys.stdout, sys.stderr, devnull, devnull
+        try:
+            rc_bad = main(['regress.py', d, 'b', 'p', d, ''] + names)
+            rc_good = main(['regress.py', d, 'b', 'b', d, ''] + names)
+            rc_usage = main(['regress.py', d, 'b', 'p', d])
+            rc_none = main(['regress.py', d, 'b', 'b', d, ''])
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+            devnull.close()
+        assert (rc_bad, rc_good, rc_usage, rc_none) == (1, 0, 2, 0), (rc_bad, rc_good, rc_usage, rc_none)
+        with open(os.path.join(d, 'summary')) as f:
+            assert f.read().endswith('verdict: PASS\n')
+        with open(os.path.join(d, 'table.md')) as f:
+            assert f.read().startswith('| test | baseline | s | patched | s | note |\n')
     print('regress.py selftest: ok')
     return 0
 
@@ -196,7 +240,7 @@ def selftest():
 def main(argv):
     if argv[1:] == ['--selftest']:
         return selftest()
-    if len(argv) < 7:
+    if len(argv) < 6:
         print(__doc__.strip().split('\n\n')[1], file=sys.stderr)
         return 2
     runs, base, patched, out, only, tests = argv[1], argv[2], argv[3], argv[4], argv[5], argv[6:]

@@ -222,17 +222,18 @@ raiser_start() {
 	[ -z "$rpid" ] || kill -0 "$rpid" 2>/dev/null || return 2
 }
 
-# The loops end with their current command once the flag is gone; that
-# command (a dd of the whole disk) is killed, not waited for. The guest's
-# busybox has no pkill.
+# A raiser's loop and the command it is running (a dd of the whole disk)
+# are killed, not waited for. The loop is stopped first, so that it cannot
+# start another command meanwhile; the guest's busybox has no pkill.
 raiser_stop() {
 	rm -f /tmp/raiser.on
 	if [ -n "$rpid" ]; then
-		for p in /proc/[0-9]*; do
-			[ "$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)" = "$rpid" ] &&
-				kill "${p#/proc/}" 2>/dev/null
-		done
-		{ kill "$rpid"; wait "$rpid"; } 2>/dev/null
+		kill -STOP "$rpid" 2>/dev/null
+		# one awk for all: busybox awk stops at a file it cannot open
+		cat /proc/[0-9]*/status 2>/dev/null |
+			awk -v r="$rpid" '$1 == "Pid:" { p = $2 } $1 == "PPid:" && $2 == r { print p }' |
+			while read -r c; do kill "$c" 2>/dev/null; done
+		{ kill "$rpid"; kill -CONT "$rpid"; wait "$rpid"; } 2>/dev/null
 	fi
 	[ "$1" != rps ] || echo 0 >/sys/class/net/lo/queues/rx-0/rps_cpus
 	[ "$1" != veth ] || ip link del tsqv0 2>/dev/null
