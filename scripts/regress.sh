@@ -13,8 +13,8 @@
 #
 # usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [SET=ci|full|all]
 #        [TESTS='net/x.sh:600 ...'] [ONLY=baseline|patched] scripts/regress.sh
-# output: build/regress/<config>/{table.md,summary}, the guests' logs under
-#         build/runs/regress-<config>/
+# output: build/regress/[6.12-]<config>/{table.md,summary}, the guests'
+#         logs under build/runs/regress-[6.12-]<config>/
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -89,7 +89,8 @@ for t in "${LIST[@]}"; do
 	budget=$((budget + 2 * secs + 10))
 done
 
-NAME=${CONFIG_NAME/-patched-/-}
+# 6.12's runs carry its prefix: the 7.3 ones have the same configuration names
+NAME=$CHECK_PREFIX${CONFIG_NAME/-patched-/-}
 OUT=$BUILD/regress/$NAME
 mkdir -p "$OUT"
 JOB=$OUT/job.sh
@@ -112,7 +113,7 @@ for v in "${variants[@]}"; do
 	BASELINE=$b "$TOP/scripts/tree.sh" "$v"
 	BASELINE=$b "$TOP/scripts/build.sh"
 	BASELINE=$b "$TOP/scripts/initramfs.sh"
-	tag=regress-${CONFIG_NAME/-patched-/-$v-}
+	tag=regress-$CHECK_PREFIX${CONFIG_NAME/-patched-/-$v-}
 	log "== $v: ${#LIST[@]} tests, bound ${budget}s"
 	BASELINE=$b TAG=$tag TIMEOUT=$budget ROOTFS=1 EXTRA_CPIO=$SELFTESTS \
 		"$TOP/scripts/qemu.sh" "$JOB" >"$OUT/$v.qemu.log" 2>&1 || true
@@ -120,5 +121,5 @@ for v in "${variants[@]}"; do
 done
 
 # The table and the verdict (scripts/regress.py)
-python3 "$TOP/scripts/regress.py" "$BUILD/runs" "${CONFIG_NAME/-patched-/-baseline-}" \
-	"$CONFIG_NAME" "$OUT" "$ONLY" "${LIST[@]}"
+python3 "$TOP/scripts/regress.py" "$BUILD/runs" "$CHECK_PREFIX${CONFIG_NAME/-patched-/-baseline-}" \
+	"$CHECK_PREFIX$CONFIG_NAME" "$OUT" "$ONLY" "${LIST[@]}"
