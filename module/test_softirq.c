@@ -332,8 +332,9 @@ static int victim_fn(void *arg)
 {
 	struct tsq_thread *tt = arg;
 	unsigned long nvcsw, nivcsw;
-	u64 t0, t1, t2, t3, ran;
+	u64 t0, t1, t2, t3, ran_ns;
 	unsigned int n;
+	int ran;
 
 	while (ktime_get_ns() < tt->deadline &&
 	       tt->nr_samples < tt->max_samples && !READ_ONCE(tt->abort)) {
@@ -362,10 +363,10 @@ static int victim_fn(void *arg)
 			 * local_bh_enable() are in foreign_in_victim already:
 			 * the blocked time is the rest of it.
 			 */
-			ran = (atomic_read(&foreign_in_victim) - ran) *
-			      FOREIGN_WORK_US * NSEC_PER_USEC;
+			ran_ns = (u64)(atomic_read(&foreign_in_victim) - ran) *
+				 FOREIGN_WORK_US * NSEC_PER_USEC;
 			tt->blocked++;
-			tt->blocked_ns += t3 - t2 > ran ? t3 - t2 - ran : 0;
+			tt->blocked_ns += t3 - t2 > ran_ns ? t3 - t2 - ran_ns : 0;
 		}
 		tt->preempted += current->nivcsw != nivcsw;
 		n = tt->nr_samples++;

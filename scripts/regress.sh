@@ -90,7 +90,8 @@ for t in "${LIST[@]}"; do
 done
 
 # 6.12's runs carry its prefix: the 7.3 ones have the same configuration names
-NAME=$CHECK_PREFIX${CONFIG_NAME/-patched-/-}
+RUN_NAME=$CHECK_PREFIX$CONFIG_NAME
+NAME=${RUN_NAME/-patched-/-}
 OUT=$BUILD/regress/$NAME
 mkdir -p "$OUT"
 JOB=$OUT/job.sh
@@ -113,7 +114,7 @@ for v in "${variants[@]}"; do
 	BASELINE=$b "$TOP/scripts/tree.sh" "$v"
 	BASELINE=$b "$TOP/scripts/build.sh"
 	BASELINE=$b "$TOP/scripts/initramfs.sh"
-	tag=regress-$CHECK_PREFIX${CONFIG_NAME/-patched-/-$v-}
+	tag=regress-${RUN_NAME/-patched-/-$v-}
 	log "== $v: ${#LIST[@]} tests, bound ${budget}s"
 	BASELINE=$b TAG=$tag TIMEOUT=$budget ROOTFS=1 EXTRA_CPIO=$SELFTESTS \
 		"$TOP/scripts/qemu.sh" "$JOB" >"$OUT/$v.qemu.log" 2>&1 || true
@@ -121,5 +122,5 @@ for v in "${variants[@]}"; do
 done
 
 # The table and the verdict (scripts/regress.py)
-python3 "$TOP/scripts/regress.py" "$BUILD/runs" "$CHECK_PREFIX${CONFIG_NAME/-patched-/-baseline-}" \
-	"$CHECK_PREFIX$CONFIG_NAME" "$OUT" "$ONLY" "${LIST[@]}"
+python3 "$TOP/scripts/regress.py" "$BUILD/runs" "${RUN_NAME/-patched-/-baseline-}" \
+	"$RUN_NAME" "$OUT" "$ONLY" "${LIST[@]}"
