@@ -8,19 +8,22 @@
 #   refscale the upstream benchmark's incpercpubh reader (ns per loop), in
 #           the same boots (not its bh reader: scripts/guest/cycle.sh says
 #           why).
+#   trace   (TRACE=1, x86_64) every instruction of one iteration of each
+#           cycle, single-stepped through QEMU's gdb stub, counted per
+#           function: where a difference comes from (scripts/cycle_trace.py).
 # Both cycles: with a raise (local_bh_disable(); tasklet_schedule();
 # local_bh_enable()) and without (local_bh_disable(); local_bh_enable(),
 # what spin_lock_bh() sections are). Kernels: make run's (CFG=perf).
 #
-# usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] scripts/cycle.sh
-# output: build/cycle/<arch>[-bhlock]-<stamp>/{table.txt,<boot>.log}, and
+# usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [TRACE=1] scripts/cycle.sh
+# output: build/cycle/<arch>[-bhlock]-<stamp>/{table.txt,<boot>.log,trace.txt}, and
 #   build/cycle/latest -> it
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 usage() {
-	echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] $0" >&2
+	echo "usage: [ARCH=x86_64|arm64] [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [TRACE=1] $0" >&2
 	exit 2
 }
 [ $# -eq 0 ] || usage
@@ -28,6 +31,8 @@ usage() {
 export CFG=perf
 RUNS=${RUNS:-3}
 [[ $RUNS =~ ^[1-9][0-9]?$ ]] || die "RUNS must be a number from 1 to 99, not '$RUNS'"
+TRACE=${TRACE:-0}
+check_value TRACE "$TRACE" "$VALID_BOOL"
 ICOUNT=
 load_params
 NAME=$CHECK_PREFIX$ARCH
@@ -71,6 +76,46 @@ for r in $(seq "$RUNS"); do
 		boot tcg "$v" "$r" ACCEL=tcg || failed=$((failed + 1))
 	done
 done
+
+# trace VARIANT RAISE: boot with QEMU's gdb stub, the guest looping the
+# cycle, and let gdb single-step a few iterations of it
+trace() {
+	local v=$1 raise=$2 mode tag port rc=0
+	mode=$([ "$raise" = 1 ] && echo raise || echo noraise)
+	tag=cycle-$NAME-trace-$v
+	port=$((20000 + RANDOM % 20000))
+	cat >"$OUT/job-trace-$mode.sh" <<EOT
+#!/bin/sh
+modprobe test_softirq || exit 1
+echo "softirq-rt: trace ready"
+while :; do echo "cycle 1 10000000 $raise" >/sys/kernel/debug/test_softirq/control || exit 1; done
+EOT
+	env BASELINE="$([ "$v" = baseline ] && echo 1 || echo 0)" TAG="$tag" TIMEOUT=900 ACCEL=tcg \
+		QEMU_DEVICES="-gdb tcp:127.0.0.1:$port" \
+		"$TOP/scripts/qemu.sh" "$OUT/job-trace-$mode.sh" >"$OUT/trace-$v-$mode.qemu.log" 2>&1 &
+	for _ in $(seq 600); do
+		grep -q '^softirq-rt: trace ready' "$BUILD/runs/$tag/serial.log" 2>/dev/null && break
+		sleep 0.5
+	done
+	sleep 2 # into the loop
+	PORT=$port MODE=$mode PCS=$OUT/$v-$mode.pcs timeout 900 \
+		gdb -q -batch -x "$TOP/scripts/cycle_trace.py" "$OUT/$v.vmlinux" \
+		>"$OUT/trace-$v-$mode.gdb.log" 2>&1 || rc=$?
+	pkill -f "file:$BUILD/runs/$tag/serial.log" || true
+	wait
+	log "trace $v $mode: $([ $rc -eq 0 ] && echo ok || echo "FAILED, see $OUT/trace-$v-$mode.gdb.log")"
+	return $rc
+}
+if [ "$TRACE" = 1 ]; then
+	[ "$ARCH" = x86_64 ] || die "TRACE=1 needs ARCH=x86_64 (the host's gdb)"
+	for v in baseline patched; do
+		ln -sf "$BUILD/$(kernel_version)/obj/${CONFIG_NAME/-patched-/-$v-}/vmlinux" "$OUT/$v.vmlinux"
+		for raise in 1 0; do
+			trace "$v" "$raise" || failed=$((failed + 1))
+		done
+	done
+	python3 "$TOP/scripts/cycle_trace.py" table "$OUT" >"$OUT/trace.txt" || failed=$((failed + 1))
+fi
 
 python3 - "$OUT" "$RUNS" >"$OUT/table.txt" <<'EOF'
 import glob, os, re, statistics, sys
@@ -117,5 +162,6 @@ for group, unit in (("icount", "insns"), ("tcg", "ns")):
 EOF
 ln -sfn "$(basename "$OUT")" "$BUILD/cycle/latest"
 cat "$OUT/table.txt"
+[ "$TRACE" = 0 ] || { echo; cat "$OUT/trace.txt"; }
 log "results in $OUT"
 [ $failed -eq 0 ] || die "$failed boots failed: see $OUT/*.qemu.log"

@@ -14,7 +14,7 @@
 # fail on a bad ARCH=, KERNEL=, ... before installing anything
 load_params
 
-HOST_PKGS=(gcc make flex bison bc libelf-dev libssl-dev cpio quilt ccache
+HOST_PKGS=(gcc make gdb flex bison bc libelf-dev libssl-dev cpio quilt ccache
 	xz-utils rsync python3 python3-ply python3-git git kmod
 	qemu-system-x86 qemu-system-arm ipxe-qemu
 	gcc-aarch64-linux-gnu libc6-dev-arm64-cross libc6-dev
