@@ -78,6 +78,7 @@ lint-scripts:
 	python3 $(S)/ktap.py --selftest
 	python3 $(S)/notes.py --selftest
 	python3 $(S)/regress.py --selftest
+	python3 $(S)/cycle_trace.py --selftest
 
 # git format-patch --cover-letter output for git send-email or b4; sends nothing.
 mail: kernel-src

@@ -126,8 +126,31 @@ def table(d):
             print("  %-42s %8d %8d %+6d" % (k, b[k], p[k], p[k] - b[k]))
 
 
+def selftest():
+    import tempfile  # pylint: disable=import-outside-toplevel
+
+    syms = ([0x1000, 0x1100, 0x1200], ["f", "g.constprop.0", "h"])
+    c = per_function([0x1000, 0x1004, 0x1100, 0x1210, MODULE_TEXT + 8], syms)
+    assert c == {"f": 2, "g": 1, "h": 1, "(module loop)": 1}, c
+    with tempfile.NamedTemporaryFile("w", suffix=".pcs", delete=False) as f:
+        for it in range(ITERATIONS):
+            f.write("# iteration %d: 2 instructions\n1000\n%x\n" % (it, 0x1100 + it))
+    assert last_iteration(f.name) == [0x1000, 0x1100 + ITERATIONS - 1]
+    with open(f.name, "a") as g:
+        g.write("1000\n")  # the last iteration longer: not a steady loop
+    try:
+        last_iteration(f.name)
+        raise AssertionError("an unsteady loop was accepted")
+    except SystemExit:
+        pass
+    os.unlink(f.name)
+    print("cycle_trace.py selftest: ok")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "table":
         table(sys.argv[2])
+    elif sys.argv[1:] == ["--selftest"]:
+        selftest()
     else:
         trace()
