@@ -109,7 +109,7 @@ EOT
 if [ "$TRACE" = 1 ]; then
 	[ "$ARCH" = x86_64 ] || die "TRACE=1 needs ARCH=x86_64 (the host's gdb)"
 	for v in baseline patched; do
-		ln -sf "$BUILD/$(kernel_version)/obj/${CONFIG_NAME/-patched-/-$v-}/vmlinux" "$OUT/$v.vmlinux"
+		ln -sf "$BUILD/$(kernel_version)/obj/$(config_name "$v")/vmlinux" "$OUT/$v.vmlinux"
 		for raise in 1 0; do
 			trace "$v" "$raise" || failed=$((failed + 1))
 		done

@@ -92,9 +92,16 @@ load_params() {
 	. "$TOP/scripts/arch/$ARCH.conf"
 	VARIANT=patched
 	[ "$BASELINE" = 1 ] && VARIANT=baseline
-	CONFIG_NAME=$ARCH-$VARIANT-$CFG
-	[ "$BH_LOCK" = 1 ] && CONFIG_NAME=$CONFIG_NAME-bhlock
+	CONFIG_NAME=$(config_name "$VARIANT")
 	return 0
+}
+
+# The configuration name of VARIANT (baseline|patched) under load_params'
+# ARCH, CFG and BH_LOCK: the object directory's and the run's name.
+config_name() {
+	local n=$ARCH-$1-$CFG
+	[ "$BH_LOCK" = 1 ] && n=$n-bhlock
+	echo "$n"
 }
 
 # One accelerator decision per make invocation: the first guest decides
