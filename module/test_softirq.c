@@ -13,8 +13,9 @@
  *	of local_bh_enable() (p50/p99/p99.9/max), the foreign handlers the
  *	thread ran, and what it paid for foreign work outside its context:
  *	the sections in which it blocked (on the BH lock or a callback lock),
- *	the time that took less the foreign handlers it ran itself meanwhile,
- *	and the foreign handlers which ran boosted. Each
+ *	the time that took less the foreign handlers it ran itself meanwhile
+ *	(in all, and p99 and max of the sections which blocked: the bound
+ *	per section), and the foreign handlers which ran boosted. Each
  *	<load> but "none" runs a hard interrupt timer at 2 kHz on the same CPU:
  *	  0 none	no timer; own work is a TASKLET_SOFTIRQ tasklet
  *	  1 hi		the timer schedules a foreign HI tasklet (50 us)
@@ -300,6 +301,9 @@ struct tsq_thread {
 	unsigned int		max_samples;
 	unsigned int		blocked;
 	u64			blocked_ns;
+	/* what each section which blocked waited in all */
+	u32			*samples_blocked;
+	unsigned int		nr_blocked;
 	unsigned int		preempted;
 	/* cycle */
 	unsigned int		loops;
@@ -332,8 +336,9 @@ static int victim_fn(void *arg)
 {
 	struct tsq_thread *tt = arg;
 	unsigned long nvcsw, nivcsw;
-	u64 t0, t1, t2, t3, ran_ns;
+	u64 t0, t1, t2, t3, ran_ns, waited;
 	unsigned int n;
+	bool blocked;
 	int ran;
 
 	while (ktime_get_ns() < tt->deadline &&
@@ -343,9 +348,11 @@ static int victim_fn(void *arg)
 		t0 = ktime_get_ns();
 		local_bh_disable();
 		t1 = ktime_get_ns();
-		if (current->nvcsw != nvcsw) {
+		waited = 0;
+		blocked = current->nvcsw != nvcsw;
+		if (blocked) {
 			tt->blocked++;
-			tt->blocked_ns += t1 - t0;
+			waited = t1 - t0;
 		}
 		if (tt->own_napi)
 			napi_schedule(&own_napi);
@@ -366,7 +373,12 @@ static int victim_fn(void *arg)
 			ran_ns = (u64)(atomic_read(&foreign_in_victim) - ran) *
 				 FOREIGN_WORK_US * NSEC_PER_USEC;
 			tt->blocked++;
-			tt->blocked_ns += t3 - t2 > ran_ns ? t3 - t2 - ran_ns : 0;
+			waited += t3 - t2 > ran_ns ? t3 - t2 - ran_ns : 0;
+			blocked = true;
+		}
+		if (blocked) {
+			tt->blocked_ns += waited;
+			tt->samples_blocked[tt->nr_blocked++] = tsq_ns(0, waited);
 		}
 		tt->preempted += current->nivcsw != nivcsw;
 		n = tt->nr_samples++;
@@ -495,7 +507,7 @@ static int victim_napi_alloc(void)
 static int cmd_victim(int cpu, int load, int msecs)
 {
 	struct tsq_thread tt = { .cpu = cpu };
-	struct tsq_pct full, dis, en;
+	struct tsq_pct full, dis, en, bl;
 	unsigned int fired, runs;
 	int ret = -ENOMEM;
 
@@ -506,7 +518,9 @@ static int cmd_victim(int cpu, int load, int msecs)
 	tt.samples = vmalloc_array(tt.max_samples, sizeof(*tt.samples));
 	tt.samples_disable = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_enable = vmalloc_array(tt.max_samples, sizeof(u32));
-	if (!tt.samples || !tt.samples_disable || !tt.samples_enable)
+	tt.samples_blocked = vmalloc_array(tt.max_samples, sizeof(u32));
+	if (!tt.samples || !tt.samples_disable || !tt.samples_enable ||
+	    !tt.samples_blocked)
 		goto out;
 	tt.own_napi = load == LOAD_NET_RX || load == LOAD_NET_RX_CONTROL;
 	if (tt.own_napi) {
@@ -542,13 +556,16 @@ static int cmd_victim(int cpu, int load, int msecs)
 	full = tsq_percentiles(tt.samples, tt.nr_samples);
 	dis = tsq_percentiles(tt.samples_disable, tt.nr_samples);
 	en = tsq_percentiles(tt.samples_enable, tt.nr_samples);
+	bl = tsq_percentiles(tt.samples_blocked, tt.nr_blocked);
+	vfree(tt.samples_blocked);
 	scnprintf(tsq_result, sizeof(tsq_result),
-		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u\n",
+		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u\n",
 		  cpu, load, load_name[load], tt.nr_samples,
 		  en.p50, en.p99, en.p999, en.max,
 		  full.p50, full.p99, full.p999, full.max,
 		  dis.p50, dis.p99, dis.p999, dis.max,
-		  tt.blocked, tt.blocked_ns, tt.preempted,
+		  tt.blocked, tt.blocked_ns, tt.nr_blocked, bl.p99, bl.max,
+		  tt.preempted,
 		  atomic_read(&foreign_in_victim), atomic_read(&foreign_boosted),
 		  atomic_read(&own_in_victim), atomic_read(&own_runs), fired, runs,
 		  FOREIGN_WORK_US);
@@ -561,6 +578,7 @@ out:
 	vfree(tt.samples);
 	vfree(tt.samples_disable);
 	vfree(tt.samples_enable);
+	vfree(tt.samples_blocked);
 	return ret;
 }
 

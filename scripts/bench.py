@@ -122,6 +122,10 @@ def parse_log(path):
                 if "blocked" in d:
                     m[f"victim{ld}_blocked"] = num(d["blocked"])
                     m[f"victim{ld}_blocked_us"] = num(d["blocked_ns"]) / 1000
+                    if "blocked_sections" in d:
+                        # per section which blocked: what one wait cost
+                        m[f"victim{ld}_blocked_p99_us"] = num(d["blocked_p99_ns"]) / 1000
+                        m[f"victim{ld}_blocked_max_us"] = num(d["blocked_max_ns"]) / 1000
                     m[f"victim{ld}_preempted"] = num(d["preempted"])
                     m[f"victim{ld}_boosted"] = num(d["foreign_boosted"])
                     m[f"victim{ld}_own_elsewhere"] = num(d["own_runs"]) - num(d["own_in_victim"])
@@ -204,6 +208,8 @@ for ld, name in FOREIGN_LOADS:
         (f"victim{ld}_boosted", f"victim {name}: foreign handlers run boosted (PI)", "", 0, "cnt"),
         (f"victim{ld}_blocked", f"victim {name}: sections the RT task blocked in", "", 0, "cnt"),
         (f"victim{ld}_blocked_us", f"victim {name}: time the RT task blocked", "us", 0, "cnt"),
+        (f"victim{ld}_blocked_p99_us", f"victim {name}: time blocked per blocked section, p99", "us", 1, "lat"),
+        (f"victim{ld}_blocked_max_us", f"victim {name}: time blocked per blocked section, max", "us", 1, "lat"),
         (f"victim{ld}_paid_pct", f"victim {name}: share of the foreign work paid by the RT task, any route",
          "%", 1, "spr"),
         (f"victim{ld}_own_elsewhere", f"victim {name}: own work run by another context", "", 0, "cnt"),
@@ -221,6 +227,9 @@ for r, name in RAISERS:
         ROWS += [
             (f"victim{r}_foreign_all", f"raiser {name}: foreign softirq entries in the RT task", "", 0, "cnt"),
             (f"victim{r}_blocked", f"raiser {name}: sections the RT task blocked in", "", 0, "cnt"),
+            (f"victim{r}_blocked_us", f"raiser {name}: time the RT task blocked", "us", 0, "cnt"),
+            (f"victim{r}_blocked_max_us", f"raiser {name}: time blocked per blocked section, max",
+             "us", 1, "lat"),
         ]
     ROWS += [
         (f"victim{r}_full_p999_us", f"raiser {name}: section p99.9", "us", 1, "lat"),
