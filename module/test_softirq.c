@@ -15,7 +15,8 @@
  *	the sections in which it blocked (on the BH lock or a callback lock),
  *	the time that took less the foreign handlers it ran itself meanwhile
  *	(in all, and p99 and max of the sections which blocked: the bound
- *	per section), and the foreign handlers which ran boosted. Each
+ *	per section), and the foreign handlers which ran boosted (in all, and
+ *	the most in one blocked section). Each
  *	<load> but "none" runs a hard interrupt timer at 2 kHz on the same CPU:
  *	  0 none	no timer; own work is a TASKLET_SOFTIRQ tasklet
  *	  1 hi		the timer schedules a foreign HI tasklet (50 us)
@@ -304,6 +305,9 @@ struct tsq_thread {
 	/* what each section which blocked waited in all */
 	u32			*samples_blocked;
 	unsigned int		nr_blocked;
+	/* foreign handlers run boosted in one such section: most, above one */
+	unsigned int		blocked_boosted_max;
+	unsigned int		blocked_boosted_over1;
 	unsigned int		preempted;
 	/* cycle */
 	unsigned int		loops;
@@ -337,7 +341,7 @@ static int victim_fn(void *arg)
 	struct tsq_thread *tt = arg;
 	unsigned long nvcsw, nivcsw;
 	u64 t0, t1, t2, t3, ran_ns, waited;
-	unsigned int n;
+	unsigned int n, boosted;
 	bool blocked;
 	int ran;
 
@@ -345,6 +349,7 @@ static int victim_fn(void *arg)
 	       tt->nr_samples < tt->max_samples && !READ_ONCE(tt->abort)) {
 		nvcsw = current->nvcsw;
 		nivcsw = current->nivcsw;
+		boosted = atomic_read(&foreign_boosted);
 		t0 = ktime_get_ns();
 		local_bh_disable();
 		t1 = ktime_get_ns();
@@ -379,6 +384,10 @@ static int victim_fn(void *arg)
 		if (blocked) {
 			tt->blocked_ns += waited;
 			tt->samples_blocked[tt->nr_blocked++] = tsq_ns(0, waited);
+			boosted = atomic_read(&foreign_boosted) - boosted;
+			tt->blocked_boosted_max = max(tt->blocked_boosted_max,
+						      boosted);
+			tt->blocked_boosted_over1 += boosted > 1;
 		}
 		tt->preempted += current->nivcsw != nivcsw;
 		n = tt->nr_samples++;
@@ -559,13 +568,13 @@ static int cmd_victim(int cpu, int load, int msecs)
 	bl = tsq_percentiles(tt.samples_blocked, tt.nr_blocked);
 	vfree(tt.samples_blocked);
 	scnprintf(tsq_result, sizeof(tsq_result),
-		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u\n",
+		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u\n",
 		  cpu, load, load_name[load], tt.nr_samples,
 		  en.p50, en.p99, en.p999, en.max,
 		  full.p50, full.p99, full.p999, full.max,
 		  dis.p50, dis.p99, dis.p999, dis.max,
 		  tt.blocked, tt.blocked_ns, tt.nr_blocked, bl.p99, bl.max,
-		  tt.preempted,
+		  tt.blocked_boosted_max, tt.blocked_boosted_over1, tt.preempted,
 		  atomic_read(&foreign_in_victim), atomic_read(&foreign_boosted),
 		  atomic_read(&own_in_victim), atomic_read(&own_runs), fired, runs,
 		  FOREIGN_WORK_US);

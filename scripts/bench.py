@@ -122,10 +122,14 @@ def parse_log(path):
                 if "blocked" in d:
                     m[f"victim{ld}_blocked"] = num(d["blocked"])
                     m[f"victim{ld}_blocked_us"] = num(d["blocked_ns"]) / 1000
-                    if "blocked_sections" in d:
-                        # per section which blocked: what one wait cost
+                    if num(d.get("blocked_sections", "0")):
+                        # per section which blocked: what one wait cost (a
+                        # boot without one has no value, not 0)
                         m[f"victim{ld}_blocked_p99_us"] = num(d["blocked_p99_ns"]) / 1000
                         m[f"victim{ld}_blocked_max_us"] = num(d["blocked_max_ns"]) / 1000
+                        if "blocked_boosted_max" in d:
+                            m[f"victim{ld}_blocked_boosted_max"] = num(d["blocked_boosted_max"])
+                            m[f"victim{ld}_blocked_boosted_over1"] = num(d["blocked_boosted_over1"])
                     m[f"victim{ld}_preempted"] = num(d["preempted"])
                     m[f"victim{ld}_boosted"] = num(d["foreign_boosted"])
                     m[f"victim{ld}_own_elsewhere"] = num(d["own_runs"]) - num(d["own_in_victim"])
@@ -208,8 +212,12 @@ for ld, name in FOREIGN_LOADS:
         (f"victim{ld}_boosted", f"victim {name}: foreign handlers run boosted (PI)", "", 0, "cnt"),
         (f"victim{ld}_blocked", f"victim {name}: sections the RT task blocked in", "", 0, "cnt"),
         (f"victim{ld}_blocked_us", f"victim {name}: time the RT task blocked", "us", 0, "cnt"),
-        (f"victim{ld}_blocked_p99_us", f"victim {name}: time blocked per blocked section, p99", "us", 1, "lat"),
-        (f"victim{ld}_blocked_max_us", f"victim {name}: time blocked per blocked section, max", "us", 1, "lat"),
+        (f"victim{ld}_blocked_p99_us", f"victim {name}: time blocked per blocked section, p99", "us", 1, "spr"),
+        (f"victim{ld}_blocked_max_us", f"victim {name}: time blocked per blocked section, max", "us", 1, "spr"),
+        (f"victim{ld}_blocked_boosted_max", f"victim {name}: foreign handlers run boosted in one blocked section, max",
+         "", 0, "spr"),
+        (f"victim{ld}_blocked_boosted_over1", f"victim {name}: blocked sections with more than one boosted foreign handler",
+         "", 0, "cnt"),
         (f"victim{ld}_paid_pct", f"victim {name}: share of the foreign work paid by the RT task, any route",
          "%", 1, "spr"),
         (f"victim{ld}_own_elsewhere", f"victim {name}: own work run by another context", "", 0, "cnt"),
@@ -229,7 +237,7 @@ for r, name in RAISERS:
             (f"victim{r}_blocked", f"raiser {name}: sections the RT task blocked in", "", 0, "cnt"),
             (f"victim{r}_blocked_us", f"raiser {name}: time the RT task blocked", "us", 0, "cnt"),
             (f"victim{r}_blocked_max_us", f"raiser {name}: time blocked per blocked section, max",
-             "us", 1, "lat"),
+             "us", 1, "spr"),
         ]
     ROWS += [
         (f"victim{r}_full_p999_us", f"raiser {name}: section p99.9", "us", 1, "lat"),
