@@ -81,13 +81,8 @@ objs_text() { # config
 }
 
 is_fix() { # subject
-	local name prefix rest
-	while read -r name prefix rest; do
-		case $name in ''|'#'*) continue ;; esac
-		[ "$prefix" != "*" ] || continue
-		case $1 in "$prefix"*) return 0 ;; esac
-	done <"$TOP/postings"
-	return 1
+	local owner
+	owner=$(posting_of "$1") && [ "${owner#* }" != "*" ]
 }
 
 head=$(git -C "$SRC" rev-parse HEAD)

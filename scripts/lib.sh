@@ -198,6 +198,24 @@ series_patches() {
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/$SERIES" | awk -v d="$PATCHES" '{print d "/" $1}'
 }
 
+# ./postings without comments: "name prefix subject-prefix... version".
+postings() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/postings"
+}
+
+# "name prefix" of the posting a patch SUBJECT belongs to: the first line
+# of ./postings whose prefix it starts with ("*" takes any patch).
+posting_of() { # subject
+	local name prefix rest
+	while read -r name prefix rest; do
+		if [ "$prefix" = "*" ] || [ "${1#"$prefix" }" != "$1" ]; then
+			echo "$name $prefix"
+			return 0
+		fi
+	done < <(postings)
+	return 1
+}
+
 # Environment of every kernel build: ccache with paths relative to $BUILD
 # (so a fresh clone hits the cache), and reproducible build stamps.
 kbuild_env() {

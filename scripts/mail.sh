@@ -191,28 +191,24 @@ EOF
 	} >>"$SUMMARY"
 }
 
-# Which patch goes with which posting: the first line whose prefix matches.
-mapfile -t ALL < <(series_patches)
+# Which patch goes with which posting: posting_of(), the first line whose
+# prefix matches.
 declare -A TAKEN=()
+while read -r p; do
+	owner=$(posting_of "$(subject_of "$TOP/$p")") || die "$p is in no posting: check ./postings"
+	TAKEN[$p]=${owner%% *}
+done < <(series_patches)
 npost=0
 while read -r name prefix sp1 sp2 rest; do
-	[ -n "$name" ] || continue
-	case $name in \#*) continue ;; esac
 	if [ "$sp1" = RFC ]; then sp="RFC $sp2" v=$rest; else sp=$sp1 v="$sp2"; fi
 	mine=()
-	for p in "${ALL[@]}"; do
-		[ -z "${TAKEN[$p]:-}" ] || continue
-		s=$(subject_of "$TOP/$p")
-		if [ "$prefix" = "*" ] || [ "${s#"$prefix" }" != "$s" ]; then
-			mine+=("$p")
-			TAKEN[$p]=$name
-		fi
-	done
+	while read -r p; do
+		[ "${TAKEN[$p]}" != "$name" ] || mine+=("$p")
+	done < <(series_patches)
 	[ ${#mine[@]} -gt 0 ] || die "posting $name matches no patch"
 	posting "$name" "$prefix" "$sp" "$v" "${mine[@]}"
 	npost=$((npost + 1))
-done <"$TOP/postings"
-[ ${#TAKEN[@]} -eq ${#ALL[@]} ] || die "patches in no posting: check ./postings"
+done < <(postings)
 
 # nothing of the repository's placeholder identity goes out
 if grep -rlE 'a-seed-[0-9a-f]{8}|Seed [0-9a-f]{8} maintainers|\.example>' "$OUT"; then
