@@ -120,7 +120,11 @@ def parse_log(path):
                     for k in ("full_p999_ns", "full_max_ns", "p999_ns"):
                         m[f"victimtick_{k[:-3]}_us"] = num(d[k]) / 1000
                 if "blocked" in d:
-                    m[f"victim{ld}_blocked"] = num(d["blocked"])
+                    # sections, not blocking events: a section which blocks
+                    # in local_bh_disable() and again in local_bh_enable()
+                    # is one (logs before the module counted sections have
+                    # only the events)
+                    m[f"victim{ld}_blocked"] = num(d.get("blocked_sections", d["blocked"]))
                     m[f"victim{ld}_blocked_us"] = num(d["blocked_ns"]) / 1000
                     if num(d.get("blocked_sections", "0")):
                         # per section which blocked: what one wait cost (a
