@@ -69,28 +69,43 @@ uptime_ms() {
 	awk '{printf "%d\n", $1 * 1000}' /proc/uptime
 }
 
-# Every softirq handler the victim thread ran, by vector, from the
-# softirq_entry tracepoint: the module counts its own tasklets only.
+# Every softirq handler the victim thread ran, by vector, and how long the
+# foreign ones took (entry to exit), from the softirq tracepoints: the
+# module counts its own tasklets only. Handlers do not nest in a thread.
 trace_on() {
 	[ -d $T/events/irq/softirq_entry ] || return 0
 	echo 4096 >$T/buffer_size_kb
 	echo >$T/trace
 	echo 1 >$T/events/irq/softirq_entry/enable
+	echo 1 >$T/events/irq/softirq_exit/enable
 }
 
 trace_victim() { # load own-vector [raiser]
 	[ -d $T/events/irq/softirq_entry ] || return 0
 	echo 0 >$T/events/irq/softirq_entry/enable
+	echo 0 >$T/events/irq/softirq_exit/enable
 	awk -v load="$1" -v own_vec="$2" -v raiser="${3:+ raiser=$3}" '
+		function ts(  i) {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^[0-9]+\.[0-9]+:$/)
+					return substr($i, 1, length($i) - 1)
+			return -1
+		}
 		/softirq_entry:/ && / tsq_victim/ {
 			a = $0; sub(/.*action=/, "", a); sub(/\].*/, "", a)
-			if (a == own_vec) own++; else { foreign++; by[a]++ }
+			if (a == own_vec) { own++; start = -1 }
+			else { foreign++; by[a]++; start = ts() }
+		}
+		/softirq_exit:/ && / tsq_victim/ {
+			if (start >= 0 && ts() >= start)
+				us += (ts() - start) * 1000000
+			start = -1
 		}
 		END {
 			s = ""
 			for (v in by) s = s (s == "" ? "" : ",") v ":" by[v]
-			printf "BENCH victim_trace load=%d%s own_vectors=%d foreign_vectors=%d foreign_by_vector=%s\n",
-				load, raiser, own, foreign, (s == "" ? "-" : s)
+			printf "BENCH victim_trace load=%d%s own_vectors=%d foreign_vectors=%d foreign_us=%.0f foreign_by_vector=%s\n",
+				load, raiser, own, foreign, us, (s == "" ? "-" : s)
 		}' $T/trace
 	echo >$T/trace
 }
