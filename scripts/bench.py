@@ -195,7 +195,7 @@ def parse_log(path):
         v = k[:-len("_foreign_us")]
         if f"{v}_blocked_us" in m:
             m[f"{v}_paid_us"] = m[k] + m[f"{v}_blocked_us"]
-            if v in ("victim3", "victim4") and f"{v}_work_us" in m:
+            if v in [f"victim{x}" for x, _ in SHARED_LOADS] and f"{v}_work_us" in m:
                 m[f"{v}_paid_us"] += m[f"{v}_foreign"] * m[f"{v}_work_us"]
     if hists["netloop"]:
         m["net_p99_us"] = hist_percentile(hists["netloop"], 0.99)
@@ -218,6 +218,8 @@ def parse_log(path):
 LOADS = [(0, "unloaded"), (2, "control (hard irq, no raise)"), (1, "foreign HI, own TASKLET"),
          (3, "foreign and own TASKLET"), (5, "NET_RX control"), (4, "foreign and own NET_RX")]
 FOREIGN_LOADS = [(1, "HI/TASKLET"), (3, "same vector TASKLET"), (4, "same vector NET_RX")]
+# the loads whose foreign work shares the RT task's own vector
+SHARED_LOADS = FOREIGN_LOADS[1:]
 
 # (key, label, unit, decimals, kind); rows for the table, in order. kind
 # "lat" rows get a spread over boots and an overlap verdict, and the
@@ -628,7 +630,7 @@ def main():
     # (the granularity is the vector) or waits for one of its callbacks:
     # in sum it must not pay more than unpatched, as far as the spread
     # over boots can tell.
-    for ld, name in ((3, "same vector TASKLET"), (4, "same vector NET_RX")):
+    for ld, name in SHARED_LOADS:
         key = f"victim{ld}_paid_pct"
         vd = res["verdict"].get(key) or "-"
         lines.append(f"  share of the foreign work paid by the RT task by any route, {name}: "

@@ -85,6 +85,8 @@ trace_victim() { # load own-vector [raiser]
 	echo 0 >$T/events/irq/softirq_entry/enable
 	echo 0 >$T/events/irq/softirq_exit/enable
 	awk -v load="$1" -v own_vec="$2" -v raiser="${3:+ raiser=$3}" '
+		# start: when the foreign handler in progress began, -1 for none
+		BEGIN { start = -1 }
 		function ts(  i) {
 			for (i = 1; i <= NF; i++)
 				if ($i ~ /^[0-9]+\.[0-9]+:$/)
