@@ -145,6 +145,11 @@ if [ "$VARIANT_NAME" = patched ]; then
 	step apply.quilt "$TOP/scripts/apply-check.sh" quilt || true
 	step apply.newest-debian "$TOP/scripts/apply-check.sh" drift || true
 	checkpatch || true
+	# each posting of ./postings applies to the pristine tree alone, as
+	# make mail sends it (7.3 only: the 6.12 line is not posted)
+	if [ "$KERNEL" = 7.3 ]; then
+		step apply.postings env MAIL_APPLY_ONLY=1 "$TOP/scripts/mail.sh" || true
+	fi
 fi
 for cfg in "${MATRIX[@]}"; do
 	run_config "$cfg"

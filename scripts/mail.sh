@@ -25,7 +25,12 @@ LOG_TAG=mail
 # only a real name and address can do that.
 NAME=$(git -C "$TOP" config user.name || true)
 EMAIL=$(git -C "$TOP" config user.email || true)
-if [ -z "$NAME" ] || [ -z "$EMAIL" ] ||
+# MAIL_APPLY_ONLY=1 (make check): only that each posting applies to the
+# pristine tree on its own; no mail is written, so nobody signs
+APPLY_ONLY=${MAIL_APPLY_ONLY:-0}
+if [ "$APPLY_ONLY" = 1 ]; then
+	NAME=softirq-rt EMAIL=softirq-rt@localhost
+elif [ -z "$NAME" ] || [ -z "$EMAIL" ] ||
 	[[ $EMAIL =~ (\.example|\.invalid|\.test|\.localhost|@localhost)$ ]] ||
 	[[ $NAME =~ ^Seed\ [0-9a-f]{8}\ maintainers$ ]]; then
 	die "no sender: set your own identity, which signs off every patch: git config --global user.name 'Your Name'; git config --global user.email you@your.domain"
@@ -36,10 +41,12 @@ SENDER="$NAME <$EMAIL>"
 SRC=$(src_dir patched)
 KVER=$(kernel_version)
 OUT=$BUILD/outgoing
-rm -rf "$OUT"
-mkdir -p "$OUT"
-SUMMARY=$OUT/summary
-: >"$SUMMARY"
+if [ "$APPLY_ONLY" = 0 ]; then
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	SUMMARY=$OUT/summary
+	: >"$SUMMARY"
+fi
 
 subject_of() { # PATCH: its subject without "[PATCH] "
 	sed -n '/^Subject: /{s/^Subject: \[PATCH\] //;p;q}' "$1"
@@ -206,9 +213,15 @@ while read -r name prefix sp1 sp2 rest; do
 		[ "${TAKEN[$p]}" != "$name" ] || mine+=("$p")
 	done < <(series_patches)
 	[ ${#mine[@]} -gt 0 ] || die "posting $name matches no patch"
-	posting "$name" "$prefix" "$sp" "$v" "${mine[@]}"
+	if [ "$APPLY_ONLY" = 1 ]; then
+		commit_posting "${mine[@]}" >/dev/null
+		log "$name: ${#mine[@]} patches apply to $KVER on their own"
+	else
+		posting "$name" "$prefix" "$sp" "$v" "${mine[@]}"
+	fi
 	npost=$((npost + 1))
 done < <(postings)
+[ "$APPLY_ONLY" = 0 ] || exit 0
 
 # nothing of the repository's placeholder identity goes out
 if grep -rlE 'a-seed-[0-9a-f]{8}|Seed [0-9a-f]{8} maintainers|\.example>' "$OUT"; then
