@@ -2,6 +2,7 @@
 #
 #   make run      benchmark baseline vs patched RT kernels in QEMU (README command 1)
 #   make cycle    the BH fast path, baseline vs patched: guest instructions, TCG ns, refscale
+#   make holders  who made the RT task wait next to a real raiser (traced), baseline vs patched
 #   make check    apply, checkpatch, build x86_64 + arm64, boot, run the tests
 #   make soak     stress + hotplug + stress-ng + torture on the patched kernel
 #   make regress  the kernel's own net selftests + torture, baseline vs patched
@@ -10,16 +11,16 @@
 #   make apply-check  the series against the newest Debian source of its line
 #
 # Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
-#            RUNS=n (make run, cycle) TRACE=1 (make cycle) QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
+#            RUNS=n (make run, cycle, holders) RAISERS= (make holders) TRACE=1 (make cycle) QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
 #            SET=ci|full|all TESTS='net/x.sh:secs ...' ONLY=baseline|patched (make regress)
 # Everything is done by the scripts in scripts/, one stage each.
 
 SHELL := /bin/bash
 S := scripts
 
-export ARCH KERNEL BASELINE BH_LOCK CFG RUNS QUICK DURATION KASAN ACCEL ICOUNT SET TESTS ONLY TRACE
+export ARCH KERNEL BASELINE BH_LOCK CFG RUNS RAISERS QUICK DURATION KASAN ACCEL ICOUNT SET TESTS ONLY TRACE
 
-.PHONY: run cycle check soak regress setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
+.PHONY: run cycle holders check soak regress setup kernel-src tree export build initramfs bisect-check apply-check lint lint-scripts mail clean help
 
 help:
 	@sed -n '3,16p' Makefile | sed 's/^# \{0,1\}//'
@@ -29,6 +30,9 @@ run: setup kernel-src
 
 cycle: setup kernel-src
 	$(S)/cycle.sh
+
+holders: setup kernel-src
+	$(S)/holders.sh
 
 check:
 	$(S)/check.sh

@@ -281,3 +281,31 @@ build_pair() {
 		BASELINE=$([ $v = baseline ] && echo 1 || echo 0) "$TOP/scripts/initramfs.sh"
 	done
 }
+
+# The realistic raisers' devices (x86_64's pc machine) for make run and
+# make holders, their files in $1: a disk for virtio-blk completions, a NIC
+# on QEMU user networking through which the guest reads an endless TCP
+# stream from netsource.py on the host, a usb-storage disk on an xHCI
+# controller. Sets QEMU_DEVICES, adds NET_PORT to GUEST_ENV; an EXIT trap
+# stops netsource.py. Other architectures get none (their raisers skip).
+bench_devices() {
+	QEMU_DEVICES=
+	[ "$ARCH" = x86_64 ] || return 0
+	truncate -s 256M "$1/disk.img"
+	truncate -s 64M "$1/usb.img"
+	rm -f "$1/netsource.port"
+	python3 "$TOP/scripts/netsource.py" "$1/netsource.port" &
+	BENCH_NETSOURCE=$!
+	BENCH_FILES=$1
+	trap 'kill $BENCH_NETSOURCE 2>/dev/null; rm -f "$BENCH_FILES/disk.img" "$BENCH_FILES/usb.img"' EXIT
+	for _ in $(seq 50); do [ -s "$1/netsource.port" ] && break; sleep 0.1; done
+	[ -s "$1/netsource.port" ] || die "netsource.py did not start"
+	GUEST_ENV="$GUEST_ENV NET_PORT=$(cat "$1/netsource.port")"
+	QEMU_DEVICES="-drive file=$1/disk.img,format=raw,if=none,id=d0,readonly=on"
+	# INTx (vectors=0): blk-mq's MSI-X lines are managed, their affinity
+	# cannot be moved to the victim's CPU
+	QEMU_DEVICES+=" -device virtio-blk-pci,drive=d0,num-queues=1,vectors=0"
+	QEMU_DEVICES+=" -netdev user,id=n0 -device virtio-net-pci,netdev=n0"
+	QEMU_DEVICES+=" -drive file=$1/usb.img,format=raw,if=none,id=u0,readonly=on"
+	QEMU_DEVICES+=" -device qemu-xhci,id=xhci -device usb-storage,bus=xhci.0,drive=u0"
+}

@@ -66,28 +66,7 @@ start=$SECONDS
 
 build_pair
 
-# The realistic raisers' devices (x86_64's pc machine): a disk for
-# virtio-blk completions, a NIC on QEMU user networking through which the
-# guest reads an endless TCP stream from netsource.py on the host, a
-# usb-storage disk on an xHCI controller.
-QEMU_DEVICES=
-if [ "$ARCH" = x86_64 ]; then
-	truncate -s 256M "$OUT/disk.img"
-	truncate -s 64M "$OUT/usb.img"
-	python3 "$TOP/scripts/netsource.py" "$OUT/netsource.port" &
-	nspid=$!
-	trap 'kill $nspid 2>/dev/null; rm -f "$OUT/disk.img" "$OUT/usb.img"' EXIT
-	for _ in $(seq 50); do [ -s "$OUT/netsource.port" ] && break; sleep 0.1; done
-	[ -s "$OUT/netsource.port" ] || die "netsource.py did not start"
-	GUEST_ENV="$GUEST_ENV NET_PORT=$(cat "$OUT/netsource.port")"
-	QEMU_DEVICES="-drive file=$OUT/disk.img,format=raw,if=none,id=d0,readonly=on"
-	# INTx (vectors=0): blk-mq's MSI-X lines are managed, their affinity
-	# cannot be moved to the victim's CPU
-	QEMU_DEVICES+=" -device virtio-blk-pci,drive=d0,num-queues=1,vectors=0"
-	QEMU_DEVICES+=" -netdev user,id=n0 -device virtio-net-pci,netdev=n0"
-	QEMU_DEVICES+=" -drive file=$OUT/usb.img,format=raw,if=none,id=u0,readonly=on"
-	QEMU_DEVICES+=" -device qemu-xhci,id=xhci -device usb-storage,bus=xhci.0,drive=u0"
-fi
+bench_devices "$OUT"
 
 # shellcheck disable=SC2086 # GUEST_ENV is a list of assignments
 printf '#!/bin/sh\nexport %s\nexec /bin/bench.sh\n' "$GUEST_ENV" >"$OUT/job.sh"

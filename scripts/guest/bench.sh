@@ -8,8 +8,9 @@
 #
 # Parameters (environment): CPU VICTIM_MS VICTIM_LOADS CYCLE_LOOPS FLOOD_S NET_S CT_S
 # INTERVAL_US BUCKETS PHASES RAISERS NET_PORT RTLA_S RTLA_AA_US PHASE_US
-# PHASES: which of "victim raisers overhead storm" to run (all by default;
-# run.sh's -icount boots run the victim alone). RAISERS: which real kernel
+# PHASES: which of "victim raisers overhead storm holders" to run (all but
+# holders by default; run.sh's -icount boots run the victim alone, holders.sh
+# boots holders alone). RAISERS: which real kernel
 # paths raise softirqs on the victim's CPU while it runs without the
 # module's timer: rps (a loopback flood steered there), blk (virtio-blk
 # completions), net (virtio-net receive of a TCP stream from the host's
@@ -290,6 +291,118 @@ if has_phase raisers; then
 		softirqs_delta "$r" "$s0" "$(softirqs_cpu)"
 		raiser_stop "$r"
 		result $rc "victim_raiser_$r"
+	done
+fi
+
+# 1c. who made the victim wait: each raiser again, with the scheduler's
+# events traced as well. A section that blocked ends when the holder of
+# what the victim waited for (the BH lock, a callback lock) released it,
+# which is what woke the victim, so the waker is the holder; the handler the
+# holder was in when the victim blocked is the foreign work it waited for.
+# Output per raiser: "BENCH holders" lines by holder and vector (sections,
+# time from switching out to switching back in), "BENCH foreign_ran" lines
+# by vector for the foreign handlers the victim ran itself, "BENCH
+# wake_delay" lines for the time from its timer's wake-up to running, by
+# the task the timer interrupted (a wait outside the sections, which the
+# module does not count), and the module's result. Tracing costs both kernels alike, so the figures compare
+# a kernel with the other, not with make run's.
+holders_run() { # raiser
+	[ -d $T/events/sched/sched_waking ] || return 1
+	rc=0
+	echo 16384 >$T/buffer_size_kb
+	echo >$T/trace
+	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
+		echo 1 >$T/events/$e/enable
+	done
+	ctl victim "$CPU" 0 "$VICTIM_MS" || rc=2
+	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
+		echo 0 >$T/events/$e/enable
+	done
+	echo "BENCH $(cat $D/result) raiser=$1"
+	awk -v r="$1" '
+		function ts(  i) {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^[0-9]+\.[0-9]+:$/)
+					return substr($i, 1, length($i) - 1) * 1000000
+			return -1
+		}
+		# ksoftirqd/1 -> ksoftirqd, irq/25-virtio0--123 -> irq/25-virtio0-
+		function comm(s) { sub(/-[0-9]+$/, "", s); sub(/\/[0-9]+$/, "", s); return s }
+		function field(name,  x) { x = $0; sub(".*" name "=", "", x); sub(/ .*/, "", x); return x }
+		/ sched_switch: / {
+			t = ts()
+			if (field("prev_comm") ~ /^tsq_victim/ && field("prev_state") !~ /^R/) {
+				blk = 1; start = t; waker = ""; delete at
+				for (c in inh) if (inh[c] != "") at[c] = inh[c]
+			} else if (field("next_comm") ~ /^tsq_victim/ && blk) {
+				blk = 0
+				# woken by its timer: the victim slept; how long it then
+				# waited for the CPU, behind the task its timer interrupted
+				if (waker == "irq") {
+					k = "wake|" cur
+					n[k]++; us[k] += t - woke
+					if (t - woke > max[k]) max[k] = t - woke
+					next
+				}
+				# the control write starting it is not a section
+				if (waker == "" || waker == "bench.sh") next
+				k = waker "|" (waker in at ? at[waker] : "-")
+				n[k]++; us[k] += t - start
+				if (t - start > max[k]) max[k] = t - start
+			}
+			next
+		}
+		/ sched_waking: / && /comm=tsq_victim/ {
+			if (blk) {
+				waker = $3 ~ /[hHz]/ ? "irq" : comm($1)
+				woke = ts(); cur = comm($1)
+			}
+			next
+		}
+		/ softirq_entry: / {
+			c = comm($1); v = field("action"); sub(/\].*/, "", v)
+			inh[c] = v; t0[c] = ts()
+			next
+		}
+		/ softirq_exit: / {
+			c = comm($1)
+			if (c == "tsq_victim" && inh[c] != "TASKLET" && inh[c] != "") {
+				fnr[inh[c]]++; fus[inh[c]] += ts() - t0[c]
+			}
+			inh[c] = ""
+			next
+		}
+		END {
+			for (k in n) {
+				split(k, hv, "|")
+				if (hv[1] == "wake")
+					printf "BENCH wake_delay raiser=%s behind=%s wakes=%d us=%.0f max_us=%.0f\n",
+						r, hv[2], n[k], us[k], max[k]
+				else
+					printf "BENCH holders raiser=%s holder=%s vector=%s sections=%d us=%.0f max_us=%.0f\n",
+						r, hv[1], hv[2], n[k], us[k], max[k]
+			}
+			for (v in fnr)
+				printf "BENCH foreign_ran raiser=%s vector=%s entries=%d us=%.0f\n", r, v, fnr[v], fus[v]
+		}' $T/trace
+	echo >$T/trace
+	return $rc
+}
+
+if has_phase holders; then
+	for r in $RAISERS; do
+		raiser_start "$r"
+		rc=$?
+		if [ $rc = 0 ]; then
+			holders_run "$r"
+			rc=$?
+		fi
+		raiser_stop "$r"
+		if [ $rc = 1 ]; then
+			echo "ok $((n += 1)) holders_$r # SKIP no device or no sched events"
+		else
+			result $rc "holders_$r"
+		fi
 	done
 fi
 
