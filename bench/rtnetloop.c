@@ -23,7 +23,11 @@
  *	the receiving end and TSO off at the sending one, which is what
  *	makes veth hand the packets to the receiver's NAPI instance.
  *
- * A receiver thread drains the socket in both modes.
+ *   rtnetloop fifo PID PRIO
+ *	What 'chrt -f -p PRIO PID' does, for a guest whose busybox has no
+ *	chrt: make holders' IRQ_PRIO= moves a raiser's interrupt threads.
+ *
+ * A receiver thread drains the socket in the loop and flood modes.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -122,7 +126,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: rtnetloop loop [-c cpu] [-p prio] [-i interval_us] [-D s] [-H buckets]\n"
 		"       rtnetloop flood [-c cpu] [-D s] [-a address]\n"
-		"       rtnetloop feature IFNAME gro|tso on|off\n");
+		"       rtnetloop feature IFNAME gro|tso on|off\n"
+		"       rtnetloop fifo PID PRIO\n");
 	exit(2);
 }
 
@@ -285,6 +290,16 @@ static int feature(const char *ifname, const char *name, const char *val)
 	return 0;
 }
 
+/* 'chrt -f -p PRIO PID' for a guest without chrt. */
+static int fifo(const char *pid, const char *prio)
+{
+	struct sched_param sp = { .sched_priority = atoi(prio) };
+
+	if (sched_setscheduler(atoi(pid), SCHED_FIFO, &sp))
+		die("sched_setscheduler");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long interval = 1000, seconds = 10;
@@ -296,6 +311,8 @@ int main(int argc, char **argv)
 	mode = argv[1];
 	if (!strcmp(mode, "feature") && argc == 5)
 		return feature(argv[2], argv[3], argv[4]);
+	if (!strcmp(mode, "fifo") && argc == 4)
+		return fifo(argv[2], argv[3]);
 	optind = 2;
 	while ((opt = getopt(argc, argv, "c:p:i:D:H:a:")) != -1) {
 		switch (opt) {

@@ -9,19 +9,24 @@
 # the victim ran itself are listed by vector. This explains make run's
 # "time paid by any route" row: which holder, which vector, how often.
 #
-# usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS="net ..."] scripts/holders.sh
+# IRQ_PRIO=n sets the raiser's interrupt threads to SCHED_FIFO n in both
+# kernels (default: the kernel's 50, the victim's own priority).
+#
+# usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS="net ..."] [IRQ_PRIO=1..98] scripts/holders.sh
 # output: build/holders/[6.12-]<arch>[-bhlock]-<time>/ (summary.txt,
 #         boots/<variant>-<n>.log); the summary goes to stdout too.
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS=\"net ...\"] $0" >&2; exit 2; }
+[ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS=\"net ...\"] [IRQ_PRIO=1..98] $0" >&2; exit 2; }
 [ -z "${BASELINE:-}" ] || die "BASELINE= does not apply: make holders boots both kernels"
 export CFG=perf
 RUNS=${RUNS:-2}
 [[ $RUNS =~ ^[1-9][0-9]?$ ]] || die "RUNS must be a number from 1 to 99, not '$RUNS'"
 RAISERS=${RAISERS:-net}
+IRQ_PRIO=${IRQ_PRIO:-}
+[ -z "$IRQ_PRIO" ] || [[ $IRQ_PRIO =~ ^[1-9][0-9]?$ && $IRQ_PRIO -le 98 ]] || die "IRQ_PRIO must be 1..98, not '$IRQ_PRIO'"
 load_params
 ACCEL=tcg
 export ACCEL
@@ -29,12 +34,13 @@ export ACCEL
 LOG_TAG="holders $ARCH"
 NAME=$CHECK_PREFIX$ARCH
 [ "$BH_LOCK" = 0 ] || NAME=$NAME-bhlock
+[ -z "$IRQ_PRIO" ] || NAME=$NAME-irqprio$IRQ_PRIO
 OUT=$BUILD/holders/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/boots"
 start=$SECONDS
 
 build_pair
-GUEST_ENV="VICTIM_MS=4000 PHASES=holders RAISERS=\"$RAISERS\""
+GUEST_ENV="VICTIM_MS=4000 PHASES=holders RAISERS=\"$RAISERS\"${IRQ_PRIO:+ IRQ_PRIO=$IRQ_PRIO}"
 bench_devices "$OUT"
 printf '#!/bin/sh\nexport %s\nexec /bin/bench.sh\n' "$GUEST_ENV" >"$OUT/job.sh"
 
@@ -52,6 +58,8 @@ for run in $(seq 1 "$RUNS"); do
 	done
 done
 
+irqnote=
+[ -z "$IRQ_PRIO" ] || irqnote=", the raisers' irq threads at SCHED_FIFO $IRQ_PRIO"
 # Per raiser and kernel, the mean over the boots of each holder's (and
 # the victim's own) figures, then the module's count of blocked sections.
 for f in "$OUT"/boots/*-[0-9]*.log; do
@@ -65,7 +73,7 @@ for f in "$OUT"/boots/*-[0-9]*.log; do
 	' "$f"
 done >"$OUT/rows"
 {
-	echo "make holders: $NAME, kernel $(kernel_version), $RUNS boots per kernel, QEMU TCG ($(nproc) host CPUs), VICTIM_MS=4000, tracing on in both kernels"
+	echo "make holders: $NAME, kernel $(kernel_version), $RUNS boots per kernel, QEMU TCG ($(nproc) host CPUs), VICTIM_MS=4000, tracing on in both kernels$irqnote"
 	echo "mean per boot: sections (or handler entries), time (us); max: the longest one over all boots"
 	printf "%-8s %-11s %-34s %21s %21s\n" raiser route holder/vector "baseline n, us, max" "patched n, us, max"
 	awk -v runs="$RUNS" '

@@ -150,7 +150,8 @@ irq_to_victim() {
 	for irq in $irqs; do
 		echo "$CPU" >/proc/irq/"$irq"/smp_affinity_list || return 1
 	done
-	echo "BENCH raiser_irq dev=$1 irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g') cpu=$CPU"
+	raiser_irqs=$(echo "$irqs" | tr '\n' ' ' | sed 's/ $//; s/ /,/g')
+	echo "BENCH raiser_irq dev=$1 irqs=$raiser_irqs cpu=$CPU"
 }
 
 # The block device whose disk is a usb-storage one (sda, ...), if any.
@@ -389,10 +390,27 @@ holders_run() { # raiser
 	return $rc
 }
 
+# IRQ_PRIO: the SCHED_FIFO priority of the raiser's interrupt threads
+# (default: the kernel's, 50, the victim's own)
+irq_threads_prio() {
+	local irq p c
+	[ -n "${IRQ_PRIO:-}" ] && [ -n "$raiser_irqs" ] || return 0
+	for irq in $(echo "$raiser_irqs" | tr ',' ' '); do
+		for p in /proc/[0-9]*; do
+			read -r c <"$p/comm" 2>/dev/null || continue
+			case $c in "irq/$irq-"*) rtnetloop fifo "${p#/proc/}" "$IRQ_PRIO" || return 2 ;; esac
+		done
+	done
+	echo "BENCH irq_threads irqs=$raiser_irqs prio=$IRQ_PRIO"
+}
+
 if has_phase holders; then
 	for r in $RAISERS; do
+		raiser_irqs=
 		raiser_start "$r"
 		rc=$?
+		[ $rc != 0 ] || irq_threads_prio
+		rc=$((rc ? rc : $?))
 		if [ $rc = 0 ]; then
 			holders_run "$r"
 			rc=$?
