@@ -293,9 +293,15 @@ static int feature(const char *ifname, const char *name, const char *val)
 /* 'chrt -f -p PRIO PID' for a guest without chrt. */
 static int fifo(const char *pid, const char *prio)
 {
-	struct sched_param sp = { .sched_priority = atoi(prio) };
+	struct sched_param sp;
+	char *end1, *end2;
+	long p = strtol(pid, &end1, 10), q = strtol(prio, &end2, 10);
 
-	if (sched_setscheduler(atoi(pid), SCHED_FIFO, &sp))
+	/* pid 0 would be the caller itself */
+	if (*end1 || *end2 || p <= 0 || q < 1 || q > 99)
+		usage();
+	sp.sched_priority = q;
+	if (sched_setscheduler(p, SCHED_FIFO, &sp))
 		die("sched_setscheduler");
 	return 0;
 }

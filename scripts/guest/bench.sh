@@ -7,7 +7,7 @@
 # notices one that broke.
 #
 # Parameters (environment): CPU VICTIM_MS VICTIM_LOADS CYCLE_LOOPS FLOOD_S NET_S CT_S
-# INTERVAL_US BUCKETS PHASES RAISERS NET_PORT RTLA_S RTLA_AA_US PHASE_US
+# INTERVAL_US BUCKETS PHASES RAISERS NET_PORT RTLA_S RTLA_AA_US PHASE_US IRQ_PRIO
 # PHASES: which of "victim raisers overhead storm holders" to run (all but
 # holders by default; run.sh's -icount boots run the victim alone, holders.sh
 # boots holders alone). RAISERS: which real kernel
@@ -298,18 +298,25 @@ fi
 # 1c. who made the victim wait: each raiser again, with the scheduler's
 # events traced as well. A section that blocked ends when the holder of
 # what the victim waited for (the BH lock, a callback lock) released it,
-# which is what woke the victim, so the waker is the holder; the handler the
-# holder was in when the victim blocked is the foreign work it waited for.
+# which is what woke the victim, so the waker is the holder (the last one
+# of a chain: the task which had the lock when the victim blocked may be
+# another); the handler the holder was in when the victim blocked is the
+# foreign work it waited for, if any.
 # Output per raiser: "BENCH holders" lines by holder and vector (sections,
-# time from switching out to switching back in), "BENCH foreign_ran" lines
-# by vector for the foreign handlers the victim ran itself, "BENCH
+# time from switching out to switching back in, softirq handlers the
+# holder started meanwhile, sections in which ksoftirqd ran meanwhile),
+# "BENCH foreign_ran" lines by vector for the foreign handlers the victim
+# ran itself (but foreign tasklets: its own vector is TASKLET), "BENCH
 # wake_delay" lines for the time from its timer's wake-up to running, by
 # the task the timer interrupted (a wait outside the sections, which the
-# module does not count), and the module's result. Tracing costs both kernels alike, so the figures compare
+# module does not count; it includes the wake-up from idle), "BENCH
+# preempted" lines by preempting task, the module's result, and the
+# trace buffer's overruns (any makes the rest a guess). Events from all
+# CPUs are read (a remote wake-up counts), switches on the victim's only. Tracing costs both kernels alike, so the figures compare
 # a kernel with the other, not with make run's.
 holders_run() { # raiser
+	local e rc=0
 	[ -d $T/events/sched/sched_waking ] || return 1
-	rc=0
 	echo 16384 >$T/buffer_size_kb
 	echo >$T/trace
 	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
@@ -320,57 +327,79 @@ holders_run() { # raiser
 		echo 0 >$T/events/$e/enable
 	done
 	echo "BENCH $(cat $D/result) raiser=$1"
-	awk -v r="$1" '
-		function ts(  i) {
-			for (i = 1; i <= NF; i++)
+	# lost events make every figure below a guess: say so
+	echo "BENCH holders_overrun raiser=$1 events=$(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/ { s += $2 } END { print s + 0 }')"
+	awk -v r="$1" -v cpu="$(printf '[%03d]' "$CPU")" '
+		# Tasks are keyed by "comm-pid" ($1): ksoftirqd/0 and ksoftirqd/1
+		# are different tasks. comm() strips the pid and the CPU for output.
+		function comm(s) { sub(/-[0-9]+$/, "", s); sub(/\/[0-9]+$/, "", s); return s }
+		function field(name,  x) { x = $0; sub(".*" name "=", "", x); sub(/ .*/, "", x); return x }
+		# the CPU field, the irq flags after it, the timestamp (us)
+		function parse(  i) {
+			for (i = 2; i <= NF; i++)
+				if ($i ~ /^\[[0-9]+\]$/) break
+			ecpu = $i; flags = $(i + 1)
+			for (i++; i <= NF; i++)
 				if ($i ~ /^[0-9]+\.[0-9]+:$/)
 					return substr($i, 1, length($i) - 1) * 1000000
 			return -1
 		}
-		# ksoftirqd/1 -> ksoftirqd, irq/25-virtio0--123 -> irq/25-virtio0-
-		function comm(s) { sub(/-[0-9]+$/, "", s); sub(/\/[0-9]+$/, "", s); return s }
-		function field(name,  x) { x = $0; sub(".*" name "=", "", x); sub(/ .*/, "", x); return x }
+		function add(k, d) { n[k]++; us[k] += d; if (d > max[k]) max[k] = d }
 		/ sched_switch: / {
-			t = ts()
-			if (field("prev_comm") ~ /^tsq_victim/ && field("prev_state") !~ /^R/) {
-				blk = 1; start = t; waker = ""; delete at
+			t = parse()
+			if (ecpu != cpu) next
+			prev = field("prev_comm") "-" field("prev_pid")
+			next_ = field("next_comm") "-" field("next_pid")
+			if (prev ~ /^tsq_victim/) {
+				st = field("prev_state")
+				# D: a lock wait or its usleep; S: done, waiting for
+				# kthread_stop(); R: preempted
+				mode = st ~ /^D/ ? "blk" : st ~ /^R/ ? "pre" : ""
+				start = t; waker = ""; ksd = 0; delete at; delete started
 				for (c in inh) if (inh[c] != "") at[c] = inh[c]
-			} else if (field("next_comm") ~ /^tsq_victim/ && blk) {
-				blk = 0
+				preemptor = next_
+			} else if (next_ ~ /^tsq_victim/ && mode == "pre") {
+				add("preempted|" comm(preemptor), t - start)
+				mode = ""
+			} else if (next_ ~ /^tsq_victim/ && mode == "blk") {
+				mode = ""
 				# woken by its timer: the victim slept; how long it then
 				# waited for the CPU, behind the task its timer interrupted
 				if (waker == "irq") {
-					k = "wake|" cur
-					n[k]++; us[k] += t - woke
-					if (t - woke > max[k]) max[k] = t - woke
+					add("wake|" comm(cur), t - woke)
 					next
 				}
-				# the control write starting it is not a section
-				if (waker == "" || waker == "bench.sh") next
-				k = waker "|" (waker in at ? at[waker] : "-")
-				n[k]++; us[k] += t - start
-				if (t - start > max[k]) max[k] = t - start
+				if (waker == "") waker = "?"
+				k = comm(waker) "|" (waker in at ? at[waker] : "-")
+				add(k, t - start)
+				hs[k] += started[waker]; via[k] += ksd
 			}
+			if (mode == "blk" && next_ ~ /^ksoftirqd\//) ksd = 1
 			next
 		}
 		/ sched_waking: / && /comm=tsq_victim/ {
-			if (blk) {
-				waker = $3 ~ /[hHz]/ ? "irq" : comm($1)
-				woke = ts(); cur = comm($1)
+			t = parse()
+			if (mode == "blk") {
+				waker = flags ~ /[hHzZ]/ ? "irq" : $1
+				woke = t; cur = $1
 			}
 			next
 		}
 		/ softirq_entry: / {
-			c = comm($1); v = field("action"); sub(/\].*/, "", v)
-			inh[c] = v; t0[c] = ts()
+			t = parse()
+			v = field("action"); sub(/\].*/, "", v)
+			inh[$1] = v; t0[$1] = t
+			if (mode == "blk") started[$1]++
 			next
 		}
 		/ softirq_exit: / {
-			c = comm($1)
-			if (c == "tsq_victim" && inh[c] != "TASKLET" && inh[c] != "") {
-				fnr[inh[c]]++; fus[inh[c]] += ts() - t0[c]
+			t = parse()
+			# the victim own vector is TASKLET: foreign tasklets on it
+			# are not told apart here (the module counts those)
+			if ($1 ~ /^tsq_victim/ && inh[$1] != "TASKLET" && inh[$1] != "") {
+				fnr[inh[$1]]++; fus[inh[$1]] += t - t0[$1]
 			}
-			inh[c] = ""
+			inh[$1] = ""
 			next
 		}
 		END {
@@ -379,9 +408,12 @@ holders_run() { # raiser
 				if (hv[1] == "wake")
 					printf "BENCH wake_delay raiser=%s behind=%s wakes=%d us=%.0f max_us=%.0f\n",
 						r, hv[2], n[k], us[k], max[k]
+				else if (hv[1] == "preempted")
+					printf "BENCH preempted raiser=%s by=%s times=%d us=%.0f max_us=%.0f\n",
+						r, hv[2], n[k], us[k], max[k]
 				else
-					printf "BENCH holders raiser=%s holder=%s vector=%s sections=%d us=%.0f max_us=%.0f\n",
-						r, hv[1], hv[2], n[k], us[k], max[k]
+					printf "BENCH holders raiser=%s holder=%s vector=%s sections=%d us=%.0f max_us=%.0f handlers_started=%d ksoftirqd_ran=%d\n",
+						r, hv[1], hv[2], n[k], us[k], max[k], hs[k], via[k]
 			}
 			for (v in fnr)
 				printf "BENCH foreign_ran raiser=%s vector=%s entries=%d us=%.0f\n", r, v, fnr[v], fus[v]
