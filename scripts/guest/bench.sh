@@ -351,6 +351,9 @@ holders_run() { # raiser
 			prev = field("prev_comm") "-" field("prev_pid")
 			next_ = field("next_comm") "-" field("next_pid")
 			if (prev ~ /^tsq_victim/) {
+				# its first switch out is the new kthread waiting for
+				# the shell which created it to wake it: no section
+				if (!seen++) next
 				st = field("prev_state")
 				# D: a lock wait or its usleep; S: done, waiting for
 				# kthread_stop(); R: preempted
