@@ -50,13 +50,22 @@ result() {
 	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2 # status $1"; fi
 }
 
+# The pids of the tasks whose comm matches the shell pattern $1 (the
+# guest's busybox has no pgrep).
+pids_of() {
+	local p c
+	for p in /proc/[0-9]*; do
+		read -r c 2>/dev/null <"$p/comm" || continue
+		# shellcheck disable=SC2254 # $1 is a pattern
+		case $c in $1) echo "${p#/proc/}" ;; esac
+	done
+}
+
 # Context switches of all ksoftirqd threads so far.
 ksoftirqd_cs() {
-	local total=0 p c
-	for p in /proc/[0-9]*; do
-		read -r c <"$p/comm" 2>/dev/null || continue
-		case $c in ksoftirqd/*) ;; *) continue ;; esac
-		total=$((total + $(awk '/ctxt_switches/ {s += $2} END {print s + 0}' "$p/status")))
+	local total=0 p
+	for p in $(pids_of 'ksoftirqd/*'); do
+		total=$((total + $(awk '/ctxt_switches/ {s += $2} END {print s + 0}' "/proc/$p/status" 2>/dev/null || echo 0)))
 	done
 	echo "$total"
 }
@@ -218,9 +227,8 @@ raiser_start() {
 		irq_to_victim xhci_hcd || return 1
 		# SCSI completions raise BLOCK where usb-storage's thread runs:
 		# on the other CPU, as the reader
-		for p in /proc/[0-9]*; do
-			[ "$(cat "$p/comm" 2>/dev/null)" = usb-storage ] &&
-				taskset -p -c "$OTHER" "${p#/proc/}" >/dev/null
+		for p in $(pids_of usb-storage); do
+			taskset -p -c "$OTHER" "$p" >/dev/null
 		done
 		taskset -c "$OTHER" sh -c "while [ -e /tmp/raiser.on ]; do dd if=/dev/$disk of=/dev/null bs=4k iflag=direct 2>/dev/null; done" &
 		rpid=$!
@@ -428,12 +436,11 @@ holders_run() { # raiser
 # IRQ_PRIO: the SCHED_FIFO priority of the raiser's interrupt threads
 # (default: the kernel's, 50, the victim's own)
 irq_threads_prio() {
-	local irq p c
+	local irq p
 	[ -n "${IRQ_PRIO:-}" ] && [ -n "$raiser_irqs" ] || return 0
 	for irq in $(echo "$raiser_irqs" | tr ',' ' '); do
-		for p in /proc/[0-9]*; do
-			read -r c <"$p/comm" 2>/dev/null || continue
-			case $c in "irq/$irq-"*) rtnetloop fifo "${p#/proc/}" "$IRQ_PRIO" || return 2 ;; esac
+		for p in $(pids_of "irq/$irq-*"); do
+			rtnetloop fifo "$p" "$IRQ_PRIO" || return 2
 		done
 	done
 	echo "BENCH irq_threads irqs=$raiser_irqs prio=$IRQ_PRIO"
