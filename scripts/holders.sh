@@ -48,7 +48,7 @@ mkdir -p "$OUT/boots"
 start=$SECONDS
 
 build_pair
-GUEST_ENV="VICTIM_MS=4000 PHASES=holders RAISERS=\"$RAISERS\"${IRQ_PRIO:+ IRQ_PRIO=$IRQ_PRIO}"
+GUEST_ENV="VICTIM_MS=4000 PHASES=holders RAISERS=\"$RAISERS\"${IRQ_PRIO:+ IRQ_PRIO=$IRQ_PRIO}${STACKS:+ HOLDER_STACKS=$STACKS}"
 bench_devices "$OUT"
 printf '#!/bin/sh\nexport %s\nexec /bin/bench.sh\n' "$GUEST_ENV" >"$OUT/job.sh"
 
@@ -85,6 +85,7 @@ for f in "$OUT"/boots/*-[0-9].log "$OUT"/boots/*-[0-9][0-9].log; do
 	awk -v v="${v%-*}" -v b="${v##*-}" '
 		function f(name,  i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
 		/^BENCH holders / { print v, b, f("raiser"), "blocked_on", f("holder") "/" f("vector"), f("sections"), f("us"), f("max_us") }
+		/^BENCH holder_how / { print v, b, f("raiser"), "how", f("holder") "/" f("how"), f("sections"), f("us"), "-" }
 		/^BENCH wake_delay / { print v, b, f("raiser"), "wake_delay", f("behind"), f("wakes"), f("us"), f("max_us") }
 		/^BENCH preempted / { print v, b, f("raiser"), "preempted", f("by"), f("times"), f("us"), f("max_us") }
 		/^BENCH foreign_ran / { print v, b, f("raiser"), "ran_itself", f("vector"), f("entries"), f("us"), "-" }
@@ -95,7 +96,7 @@ done >"$OUT/rows"
 	echo "make holders: $NAME, kernel $(kernel_version), QEMU TCG ($(nproc) host CPUs), VICTIM_MS=4000, tracing on in both kernels$irqnote"
 	awk '{ b[$1 " " $2] = 1 } END { for (k in b) { split(k, a, " "); nb[a[1]]++ }; printf "boots which count: baseline %d, patched %d (of %d each)\n", nb["baseline"], nb["patched"], '"$RUNS"' }' "$OUT/rows"
 	echo "mean per boot: sections (or handler entries, wakes), time (us); max: the longest single one over all boots (-: none)"
-	printf "%-8s %-11s %-34s %22s %22s\n" raiser route holder/vector "baseline n, us, max" "patched n, us, max"
+	printf "%-8s %-11s %-64s %22s %22s\n" raiser route holder/vector "baseline n, us, max" "patched n, us, max"
 	awk '
 		{ b[$1 " " $2] = 1; k = $3 " " $4 " " $5; key[k] = 1; n[$1, k] += $6; us[$1, k] += $7
 		  if ($8 != "-" && $8 + 0 > mx[$1, k]) mx[$1, k] = $8 + 0 }
@@ -104,7 +105,7 @@ done >"$OUT/rows"
 			for (x in b) { split(x, a, " "); nb[a[1]]++ }
 			for (k in key) {
 				split(k, a, " ")
-				printf "%-8s %-11s %-34s %6.1f %8.0f %s %6.1f %8.0f %s\n", a[1], a[2], a[3],
+				printf "%-8s %-11s %-64s %6.1f %8.0f %s %6.1f %8.0f %s\n", a[1], a[2], a[3],
 					n["baseline", k] / nb["baseline"], us["baseline", k] / nb["baseline"], m("baseline", k),
 					n["patched", k] / nb["patched"], us["patched", k] / nb["patched"], m("patched", k)
 			}

@@ -318,10 +318,15 @@ fi
 # wake_delay" lines for the time from its timer's wake-up to running, by
 # the task the timer interrupted (a wait outside the sections, which the
 # module does not count; it includes the wake-up from idle), "BENCH
-# preempted" lines by preempting task, the module's result, and the
-# trace buffer's overruns (any makes the rest a guess). Events from all
-# CPUs are read (a remote wake-up counts), switches on the victim's only. Tracing costs both kernels alike, so the figures compare
-# a kernel with the other, not with make run's.
+# holder_how" lines for the sections in which an interrupt thread in no
+# handler held what the victim waited for, by how that thread came to
+# hold it without running (who last woke it, and whether after the
+# victim's own wake-up, or how it last left the CPU), "BENCH preempted"
+# lines by preempting task, the module's result, and the trace buffer's
+# overruns (any makes the rest a guess). Events from all CPUs are read (a
+# remote wake-up counts), switches on the victim's only. Tracing slows
+# both kernels, not alike, so the figures tell who and which vector, not
+# make run's ratios.
 holders_run() { # raiser
 	local e rc=0
 	[ -d $T/events/sched/sched_waking ] || return 1
@@ -330,10 +335,15 @@ holders_run() { # raiser
 	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
 		echo 1 >$T/events/$e/enable
 	done
+	# HOLDER_STACKS=1: where interrupt threads block (a stack at each
+	# of their switches out in state D)
+	trig='stacktrace if prev_state == 2 && prev_comm ~ "irq/*"'
+	[ "${HOLDER_STACKS:-0}" = 0 ] || echo "$trig" >$T/events/sched/sched_switch/trigger
 	ctl victim "$CPU" 0 "$VICTIM_MS" || rc=2
 	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
 		echo 0 >$T/events/$e/enable
 	done
+	[ "${HOLDER_STACKS:-0}" = 0 ] || echo "!$trig" >$T/events/sched/sched_switch/trigger
 	echo "BENCH $(cat $D/result) raiser=$1"
 	# lost events make every figure below a guess: say so
 	echo "BENCH holders_overrun raiser=$1 events=$(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/ { s += $2 } END { print s + 0 }')"
@@ -353,11 +363,22 @@ holders_run() { # raiser
 			return -1
 		}
 		function add(k, d) { n[k]++; us[k] += d; if (d > max[k]) max[k] = d }
+		# How each task last left a CPU, who last woke it and whether
+		# it ran since, on every CPU: at a blocked section this says
+		# how its eventual holder came to hold the lock without running
+		# (woken by a release which handed it the lock, preempted or
+		# blocked inside its BH section).
+		function how(c) {
+			if (c in pend && pend[c] != "")
+				return "woken_by_" pend[c] (wt[c] > vwoke ? "_after_victim" : "_before_victim")
+			return c in ost ? "out_" substr(ost[c], 1, 1) : "?"
+		}
 		/ sched_switch: / {
 			t = parse()
-			if (ecpu != cpu) next
 			prev = field("prev_comm") "-" field("prev_pid")
 			next_ = field("next_comm") "-" field("next_pid")
+			ost[prev] = field("prev_state"); pend[next_] = ""
+			if (ecpu != cpu) next
 			if (prev ~ /^tsq_victim/) {
 				# its first switch out is the new kthread waiting for
 				# the shell which created it to wake it: no section
@@ -368,6 +389,8 @@ holders_run() { # raiser
 				mode = st ~ /^D/ ? "blk" : st ~ /^R/ ? "pre" : ""
 				start = t; waker = ""; ksd = 0; delete at; delete started
 				for (c in inh) if (inh[c] != "") at[c] = inh[c]
+				delete snap
+				for (c in ost) if (c ~ /^irq\//) snap[c] = how(c)
 				preemptor = next_
 			} else if (next_ ~ /^tsq_victim/ && mode == "pre") {
 				add("preempted|" comm(preemptor), t - start)
@@ -384,12 +407,22 @@ holders_run() { # raiser
 				k = comm(waker) "|" (waker in at ? at[waker] : "-")
 				add(k, t - start)
 				hs[k] += started[waker]; via[k] += ksd
+				# and, if it was woken during the wait, by whom (in
+				# which handler): the task it waited for
+				if (waker in snap && !(waker in at))
+					add("how|" comm(waker) "|" snap[waker] \
+						(wt[waker] > start ? "_then_by_" wby[waker] : ""), t - start)
 			}
 			if (mode == "blk" && next_ ~ /^ksoftirqd\//) ksd = 1
 			next
 		}
-		/ sched_waking: / && /comm=tsq_victim/ {
+		/ sched_waking: / {
 			t = parse()
+			c = field("comm") "-" field("pid")
+			pend[c] = flags ~ /[hHzZ]/ ? "hardirq" : comm($1); wt[c] = t
+			wby[c] = pend[c] (pend[c] != "hardirq" && inh[$1] != "" ? "_in_" inh[$1] : "")
+			if (c !~ /^tsq_victim/) next
+			vwoke = t
 			if (mode == "blk") {
 				waker = flags ~ /[hHzZ]/ ? "irq" : $1
 				woke = t; cur = $1
@@ -419,6 +452,9 @@ holders_run() { # raiser
 				if (hv[1] == "wake")
 					printf "BENCH wake_delay raiser=%s behind=%s wakes=%d us=%.0f max_us=%.0f\n",
 						r, hv[2], n[k], us[k], max[k]
+				else if (hv[1] == "how")
+					printf "BENCH holder_how raiser=%s holder=%s how=%s sections=%d us=%.0f\n",
+						r, hv[2], hv[3], n[k], us[k]
 				else if (hv[1] == "preempted")
 					printf "BENCH preempted raiser=%s by=%s times=%d us=%.0f max_us=%.0f\n",
 						r, hv[2], n[k], us[k], max[k]
@@ -429,6 +465,12 @@ holders_run() { # raiser
 			for (v in fnr)
 				printf "BENCH foreign_ran raiser=%s vector=%s entries=%d us=%.0f\n", r, v, fnr[v], fus[v]
 		}' $T/trace
+	# the innermost frames of each stack, counted
+	[ "${HOLDER_STACKS:-0}" = 0 ] || awk -v r="$1" '
+		/<stack trace>/ { s = ""; d = 0; on = 1; next }
+		on && /^ => / { if (d++ < 8) s = s (s == "" ? "" : "<") $2; next }
+		on { if (s != "") n[s]++; on = 0 }
+		END { if (on && s != "") n[s]++; for (k in n) printf "BENCH holder_stack raiser=%s n=%d frames=%s\n", r, n[k], k }' $T/trace
 	echo >$T/trace
 	return $rc
 }
