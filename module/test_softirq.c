@@ -122,7 +122,7 @@ static inline void hrtimer_setup(struct hrtimer *timer,
 #define MAX_MSECS		600000
 #define MAX_LOOPS		10000000
 #define MAX_SAMPLES		BIT(20)
-#define RESULT_SIZE		1024
+#define RESULT_SIZE		2048
 
 static DEFINE_MUTEX(tsq_lock);
 static char tsq_result[RESULT_SIZE];
@@ -309,6 +309,15 @@ struct tsq_thread {
 	unsigned int		blocked_boosted_max;
 	unsigned int		blocked_boosted_over1;
 	unsigned int		preempted;
+	/*
+	 * From the earliest end of each sleep to the end of the next
+	 * section: what the victim waits by any route, for the CPU as well
+	 * as in its section (includes the timer's slack, alike in both
+	 * kernels).
+	 */
+	u32			*samples_resp;
+	unsigned int		nr_resp;
+	u64			resp_ns;
 	/* cycle */
 	unsigned int		loops;
 	bool			raise;
@@ -340,7 +349,7 @@ static int victim_fn(void *arg)
 {
 	struct tsq_thread *tt = arg;
 	unsigned long nvcsw, nivcsw;
-	u64 t0, t1, t2, t3, ran_ns, waited;
+	u64 t0, t1, t2, t3, ran_ns, waited, wake_at = 0;
 	unsigned int n, boosted;
 	bool blocked;
 	int ran;
@@ -394,6 +403,12 @@ static int victim_fn(void *arg)
 		tt->samples[n] = tsq_ns(t0, t3);
 		tt->samples_disable[n] = tsq_ns(t0, t1);
 		tt->samples_enable[n] = tsq_ns(t2, t3);
+		if (wake_at) {
+			waited = t3 > wake_at ? t3 - wake_at : 0;
+			tt->samples_resp[tt->nr_resp++] = tsq_ns(0, waited);
+			tt->resp_ns += waited;
+		}
+		wake_at = ktime_get_ns() + SLEEP_MIN_US * NSEC_PER_USEC;
 		usleep_range(SLEEP_MIN_US, SLEEP_MAX_US);
 	}
 	tsq_thread_idle(tt);
@@ -516,7 +531,7 @@ static int victim_napi_alloc(void)
 static int cmd_victim(int cpu, int load, int msecs)
 {
 	struct tsq_thread tt = { .cpu = cpu };
-	struct tsq_pct full, dis, en, bl;
+	struct tsq_pct full, dis, en, bl, resp;
 	unsigned int fired, runs;
 	int ret = -ENOMEM;
 
@@ -528,8 +543,9 @@ static int cmd_victim(int cpu, int load, int msecs)
 	tt.samples_disable = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_enable = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_blocked = vmalloc_array(tt.max_samples, sizeof(u32));
+	tt.samples_resp = vmalloc_array(tt.max_samples, sizeof(u32));
 	if (!tt.samples || !tt.samples_disable || !tt.samples_enable ||
-	    !tt.samples_blocked)
+	    !tt.samples_blocked || !tt.samples_resp)
 		goto out;
 	tt.own_napi = load == LOAD_NET_RX || load == LOAD_NET_RX_CONTROL;
 	if (tt.own_napi) {
@@ -566,9 +582,11 @@ static int cmd_victim(int cpu, int load, int msecs)
 	dis = tsq_percentiles(tt.samples_disable, tt.nr_samples);
 	en = tsq_percentiles(tt.samples_enable, tt.nr_samples);
 	bl = tsq_percentiles(tt.samples_blocked, tt.nr_blocked);
+	resp = tsq_percentiles(tt.samples_resp, tt.nr_resp);
 	vfree(tt.samples_blocked);
+	vfree(tt.samples_resp);
 	scnprintf(tsq_result, sizeof(tsq_result),
-		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u\n",
+		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u\n",
 		  cpu, load, load_name[load], tt.nr_samples,
 		  en.p50, en.p99, en.p999, en.max,
 		  full.p50, full.p99, full.p999, full.max,
@@ -577,7 +595,8 @@ static int cmd_victim(int cpu, int load, int msecs)
 		  tt.blocked_boosted_max, tt.blocked_boosted_over1, tt.preempted,
 		  atomic_read(&foreign_in_victim), atomic_read(&foreign_boosted),
 		  atomic_read(&own_in_victim), atomic_read(&own_runs), fired, runs,
-		  FOREIGN_WORK_US);
+		  FOREIGN_WORK_US, tt.nr_resp, tt.resp_ns, resp.p50, resp.p99,
+		  resp.p999, resp.max);
 	tsq_hist.full = tt.samples;
 	tsq_hist.disable = tt.samples_disable;
 	tsq_hist.enable = tt.samples_enable;
@@ -588,6 +607,7 @@ out:
 	vfree(tt.samples_disable);
 	vfree(tt.samples_enable);
 	vfree(tt.samples_blocked);
+	vfree(tt.samples_resp);
 	return ret;
 }
 

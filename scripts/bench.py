@@ -113,6 +113,13 @@ def parse_log(path):
                         if f"{part}_{k}" in d:
                             m[f"victim{ld}_{part}_{k[:-3]}_us"] = num(d[f"{part}_{k}"]) / 1000
                 m[f"victim{ld}_foreign"] = num(d["foreign_in_victim"])
+                if num(d.get("resp_n", "0")):
+                    # from the earliest end of each sleep to the end of the
+                    # next section: every route at once, the wait for the
+                    # CPU included (modules before 2026-12-07 lack it)
+                    m[f"victim{ld}_resp_mean_us"] = num(d["resp_ns"]) / num(d["resp_n"]) / 1000
+                    for k in ("p99", "p999"):
+                        m[f"victim{ld}_resp_{k}_us"] = num(d[f"resp_{k}_ns"]) / 1000
                 m[f"victim{ld}_own"] = num(d["own_in_victim"])
                 m[f"victim{ld}_samples"] = num(d["samples"])
                 if ld == "0":
@@ -265,6 +272,9 @@ for r, name in RAISERS:
              "us", 0, "cnt"),
             (f"victim{r}_blocked_max_us", f"raiser {name}: time blocked per blocked section, max",
              "us", 1, "spr"),
+            (f"victim{r}_resp_mean_us", f"raiser {name}: sleep's end to section end, mean", "us", 1, "lat"),
+            (f"victim{r}_resp_p99_us", f"raiser {name}: sleep's end to section end, p99", "us", 1, "lat"),
+            (f"victim{r}_resp_p999_us", f"raiser {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
         ]
     ROWS += [
         (f"victim{r}_full_p999_us", f"raiser {name}: section p99.9", "us", 1, "lat"),

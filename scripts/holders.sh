@@ -86,10 +86,13 @@ for f in "$OUT"/boots/*-[0-9].log "$OUT"/boots/*-[0-9][0-9].log; do
 		function f(name,  i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
 		/^BENCH holders / { print v, b, f("raiser"), "blocked_on", f("holder") "/" f("vector"), f("sections"), f("us"), f("max_us") }
 		/^BENCH holder_how / { print v, b, f("raiser"), "how", f("holder") "/" f("how"), f("sections"), f("us"), "-" }
+		/^BENCH irq_blocked / { print v, b, f("raiser"), "irq_blocked", f("thread") "/next:" f("next"), f("times"), 0, "-" }
 		/^BENCH wake_delay / { print v, b, f("raiser"), "wake_delay", f("behind"), f("wakes"), f("us"), f("max_us") }
 		/^BENCH preempted / { print v, b, f("raiser"), "preempted", f("by"), f("times"), f("us"), f("max_us") }
 		/^BENCH foreign_ran / { print v, b, f("raiser"), "ran_itself", f("vector"), f("entries"), f("us"), "-" }
 		/^BENCH victim / && f("raiser") != "" { print v, b, f("raiser"), "module", "blocked_sections", f("blocked_sections"), int(f("blocked_ns") / 1000), int(f("blocked_max_ns") / 1000) }
+		# every route at once: sleep end to section end (n = sections)
+		/^BENCH victim / && f("raiser") != "" && f("resp_n") != "" { print v, b, f("raiser"), "module", "sleep_end_to_section_end", f("resp_n"), int(f("resp_ns") / 1000), int(f("resp_max_ns") / 1000) }
 	' "$f"
 done >"$OUT/rows"
 {

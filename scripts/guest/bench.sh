@@ -379,6 +379,10 @@ holders_run() { # raiser
 			next_ = field("next_comm") "-" field("next_pid")
 			ost[prev] = field("prev_state"); pend[next_] = ""
 			if (ecpu != cpu) next
+			# an interrupt thread blocking on this CPU, and the task
+			# which runs instead (a lock holder it boosts, if any)
+			if (prev ~ /^irq\// && ost[prev] ~ /^D/)
+				add("irqblk|" comm(prev) "|" comm(next_), 0)
 			if (prev ~ /^tsq_victim/) {
 				# its first switch out is the new kthread waiting for
 				# the shell which created it to wake it: no section
@@ -452,6 +456,9 @@ holders_run() { # raiser
 				if (hv[1] == "wake")
 					printf "BENCH wake_delay raiser=%s behind=%s wakes=%d us=%.0f max_us=%.0f\n",
 						r, hv[2], n[k], us[k], max[k]
+				else if (hv[1] == "irqblk")
+					printf "BENCH irq_blocked raiser=%s thread=%s next=%s times=%d\n",
+						r, hv[2], hv[3], n[k]
 				else if (hv[1] == "how")
 					printf "BENCH holder_how raiser=%s holder=%s how=%s sections=%d us=%.0f\n",
 						r, hv[2], hv[3], n[k], us[k]
