@@ -111,7 +111,7 @@ static int write_as_nobody(void)
 }
 
 FIXTURE(ctl) {
-	char buf[1024];
+	char buf[2048];
 };
 
 FIXTURE_SETUP(ctl)
@@ -200,6 +200,8 @@ TEST_F(ctl, histogram_counts_every_sample)
 	ASSERT_EQ(0, read_result(self->buf, sizeof(self->buf)));
 	samples = field(self->buf, "samples");
 	ASSERT_GT(samples, 0) TH_LOG("%s", self->buf);
+	/* every section but the first follows a sleep */
+	EXPECT_EQ(samples - 1, field(self->buf, "resp_n")) TH_LOG("%s", self->buf);
 	f = fopen(HISTOGRAM, "r");
 	ASSERT_NE(NULL, f);
 	while (fscanf(f, "%u %u %u %u", &us, &c[0], &c[1], &c[2]) == 4) {
