@@ -12,16 +12,17 @@
 # which vector, not make run's ratios.
 #
 # IRQ_PRIO=n sets the raiser's interrupt threads to SCHED_FIFO n in both
-# kernels (default: the kernel's 50, the victim's own priority).
+# kernels (default: the kernel's 50, the victim's own priority). STACKS=1
+# records a stack at every switch out in state D of an interrupt thread.
 #
-# usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS="net ..."] [IRQ_PRIO=1..98] scripts/holders.sh
+# usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS="net ..."] [IRQ_PRIO=1..98] [STACKS=1] scripts/holders.sh
 # output: build/holders/[6.12-]<arch>[-bhlock][-irqprioN]-<time>/ (summary.txt,
 #         boots/<variant>-<n>.log); the summary goes to stdout too.
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS=\"net ...\"] [IRQ_PRIO=1..98] $0" >&2; exit 2; }
+[ $# -eq 0 ] || { echo "usage: [KERNEL=7.3|6.12] [BH_LOCK=1] [RUNS=n] [RAISERS=\"net ...\"] [IRQ_PRIO=1..98] [STACKS=1] $0" >&2; exit 2; }
 [ -z "${BASELINE:-}" ] || die "BASELINE= does not apply: make holders boots both kernels"
 export CFG=perf
 RUNS=${RUNS:-2}
@@ -31,6 +32,9 @@ for r in $RAISERS; do
 	check_value RAISERS "$r" "rps blk net veth usb bhwq_task bhwq_irq"
 done
 IRQ_PRIO=${IRQ_PRIO:-}
+STACKS=${STACKS:-}
+[ -z "$STACKS" ] || check_value STACKS "$STACKS" "0 1"
+[ "$STACKS" != 0 ] || STACKS=
 [ -z "$IRQ_PRIO" ] || [[ $IRQ_PRIO =~ ^[1-9][0-9]?$ && $IRQ_PRIO -le 98 ]] || die "IRQ_PRIO must be 1..98, not '$IRQ_PRIO'"
 load_params
 # figures from a KVM boot and a TCG one do not compare; TCG is what every
