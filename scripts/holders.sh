@@ -47,6 +47,8 @@ LOG_TAG="holders $ARCH"
 NAME=$CHECK_PREFIX$ARCH
 [ "$BH_LOCK" = 0 ] || NAME=$NAME-bhlock
 [ -z "$IRQ_PRIO" ] || NAME=$NAME-irqprio$IRQ_PRIO
+# stacks slow each kernel by its own number of blocks: name such runs
+[ -z "$STACKS" ] || NAME=$NAME-stacks
 OUT=$BUILD/holders/$NAME-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT/boots"
 start=$SECONDS
@@ -81,6 +83,7 @@ done
 
 irqnote=
 [ -z "$IRQ_PRIO" ] || irqnote=", the raisers' irq threads (if any) at SCHED_FIFO $IRQ_PRIO"
+[ -z "$STACKS" ] || irqnote="$irqnote, a stack at every interrupt thread's switch out in state D"
 # Per raiser and kernel, the mean over the boots which count of each
 # holder's (and the victim's own) figures, then per boot the totals.
 for f in "$OUT"/boots/*-[0-9].log "$OUT"/boots/*-[0-9][0-9].log; do

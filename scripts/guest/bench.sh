@@ -318,17 +318,21 @@ fi
 # wake_delay" lines for the time from its timer's wake-up to running, by
 # the task the timer interrupted (a wait outside the sections, which the
 # module does not count; it includes the wake-up from idle), "BENCH
-# holder_how" lines for the sections in which an interrupt thread in no
-# handler held what the victim waited for, by how that thread came to
-# hold it without running (who last woke it, and whether after the
-# victim's own wake-up, or how it last left the CPU), "BENCH preempted"
+# holder_how" lines for the sections which ended at the release of an
+# interrupt thread that was in no handler when the victim blocked, by
+# where that thread stood then (who last woke it, and whether after the
+# victim's own wake-up, or how it last left the CPU: waiting for the lock
+# itself, or preempted), then who woke it during the wait, "BENCH
+# irq_blocked" lines for every switch out in state D of an interrupt
+# thread on the victim's CPU, by the task which ran next, "BENCH
+# holder_stack" lines (HOLDER_STACKS=1) for their stacks, "BENCH preempted"
 # lines by preempting task, the module's result, and the trace buffer's
 # overruns (any makes the rest a guess). Events from all CPUs are read (a
 # remote wake-up counts), switches on the victim's only. Tracing slows
 # both kernels, not alike, so the figures tell who and which vector, not
 # make run's ratios.
 holders_run() { # raiser
-	local e rc=0
+	local e rc=0 trig
 	[ -d $T/events/sched/sched_waking ] || return 1
 	echo 16384 >$T/buffer_size_kb
 	echo >$T/trace
@@ -338,7 +342,9 @@ holders_run() { # raiser
 	# HOLDER_STACKS=1: where interrupt threads block (a stack at each
 	# of their switches out in state D)
 	trig='stacktrace if prev_state == 2 && prev_comm ~ "irq/*"'
-	[ "${HOLDER_STACKS:-0}" = 0 ] || echo "$trig" >$T/events/sched/sched_switch/trigger
+	# a trigger the kernel refused would read as "no blocks": say so
+	[ "${HOLDER_STACKS:-0}" = 0 ] || echo "$trig" >$T/events/sched/sched_switch/trigger ||
+		echo "BENCH holder_stack raiser=$1 trigger=refused"
 	ctl victim "$CPU" 0 "$VICTIM_MS" || rc=2
 	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
 		echo 0 >$T/events/$e/enable
@@ -365,9 +371,9 @@ holders_run() { # raiser
 		function add(k, d) { n[k]++; us[k] += d; if (d > max[k]) max[k] = d }
 		# How each task last left a CPU, who last woke it and whether
 		# it ran since, on every CPU: at a blocked section this says
-		# how its eventual holder came to hold the lock without running
-		# (woken by a release which handed it the lock, preempted or
-		# blocked inside its BH section).
+		# where the task whose release will end it stood (woken by a
+		# release which handed it the lock, preempted, or blocked
+		# waiting for the lock itself).
 		function how(c) {
 			if (c in pend && pend[c] != "")
 				return "woken_by_" pend[c] (wt[c] > vwoke ? "_after_victim" : "_before_victim")
@@ -474,7 +480,8 @@ holders_run() { # raiser
 		}' $T/trace
 	# the innermost frames of each stack, counted
 	[ "${HOLDER_STACKS:-0}" = 0 ] || awk -v r="$1" '
-		/<stack trace>/ { s = ""; d = 0; on = 1; next }
+		# a stack may directly follow the frames of another (two CPUs)
+		/<stack trace>/ { if (on && s != "") n[s]++; s = ""; d = 0; on = 1; next }
 		on && /^ => / { if (d++ < 8) s = s (s == "" ? "" : "<") $2; next }
 		on { if (s != "") n[s]++; on = 0 }
 		END { if (on && s != "") n[s]++; for (k in n) printf "BENCH holder_stack raiser=%s n=%d frames=%s\n", r, n[k], k }' $T/trace
