@@ -16,7 +16,11 @@
  *	the time that took less the foreign handlers it ran itself meanwhile
  *	(in all, and p99 and max of the sections which blocked: the bound
  *	per section), and the foreign handlers which ran boosted (in all, and
- *	the most in one blocked section). Each
+ *	the most in one blocked section), and from the earliest end of
+ *	each sleep between two sections (SLEEP_MIN_US) to the end of the
+ *	section after it (resp_*: the wait for the CPU, the section and any
+ *	route within it, and whatever of the sleep's slack the timer
+ *	used). Each
  *	<load> but "none" runs a hard interrupt timer at 2 kHz on the same CPU:
  *	  0 none	no timer; own work is a TASKLET_SOFTIRQ tasklet
  *	  1 hi		the timer schedules a foreign HI tasklet (50 us)
@@ -1297,13 +1301,14 @@ static ssize_t control_write(struct file *file, const char __user *ubuf,
 static ssize_t result_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
 {
-	char buf[RESULT_SIZE];
-	ssize_t len;
+	ssize_t ret;
 
+	/* copied under the lock, not to the stack: the result is 2 KiB */
 	mutex_lock(&tsq_lock);
-	len = strscpy(buf, tsq_result);
+	ret = simple_read_from_buffer(ubuf, count, ppos, tsq_result,
+				      strnlen(tsq_result, RESULT_SIZE));
 	mutex_unlock(&tsq_lock);
-	return simple_read_from_buffer(ubuf, count, ppos, buf, max(len, 0));
+	return ret;
 }
 
 /* Count the samples of sorted @s from *@i on that fall into bucket @us. */

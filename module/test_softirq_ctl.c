@@ -188,6 +188,23 @@ TEST_F(ctl, stress_loses_nothing)
 	EXPECT_EQ(raised, field(self->buf, "handled"));
 }
 
+/*
+ * Every section but the first follows a sleep, and so has a time from the
+ * sleep's earliest end to its own end.
+ */
+TEST_F(ctl, every_section_after_a_sleep_has_a_response_sample)
+{
+	long long samples;
+
+	ASSERT_EQ(0, ctl("victim 0 0 50"));
+	ASSERT_EQ(0, read_result(self->buf, sizeof(self->buf)));
+	samples = field(self->buf, "samples");
+	ASSERT_GT(samples, 1) TH_LOG("%s", self->buf);
+	EXPECT_EQ(samples - 1, field(self->buf, "resp_n")) TH_LOG("%s", self->buf);
+	EXPECT_LE(field(self->buf, "resp_p50_ns"), field(self->buf, "resp_max_ns"));
+	EXPECT_GT(field(self->buf, "resp_ns"), 0);
+}
+
 /* Every duration of the victim's last run lands in one bucket per column. */
 TEST_F(ctl, histogram_counts_every_sample)
 {
@@ -200,8 +217,6 @@ TEST_F(ctl, histogram_counts_every_sample)
 	ASSERT_EQ(0, read_result(self->buf, sizeof(self->buf)));
 	samples = field(self->buf, "samples");
 	ASSERT_GT(samples, 0) TH_LOG("%s", self->buf);
-	/* every section but the first follows a sleep */
-	EXPECT_EQ(samples - 1, field(self->buf, "resp_n")) TH_LOG("%s", self->buf);
 	f = fopen(HISTOGRAM, "r");
 	ASSERT_NE(NULL, f);
 	while (fscanf(f, "%u %u %u %u", &us, &c[0], &c[1], &c[2]) == 4) {
