@@ -81,9 +81,9 @@ for run in $(seq 1 "$RUNS"); do
 	done
 done
 
-irqnote=
-[ -z "$IRQ_PRIO" ] || irqnote=", the raisers' irq threads (if any) at SCHED_FIFO $IRQ_PRIO"
-[ -z "$STACKS" ] || irqnote="$irqnote, a stack at every interrupt thread's switch out in state D"
+runnote=
+[ -z "$IRQ_PRIO" ] || runnote=", the raisers' irq threads (if any) at SCHED_FIFO $IRQ_PRIO"
+[ -z "$STACKS" ] || runnote="$runnote, a stack at every interrupt thread's switch out in state D"
 # Per raiser and kernel, the mean over the boots which count of each
 # holder's (and the victim's own) figures, then per boot the totals.
 for f in "$OUT"/boots/*-[0-9].log "$OUT"/boots/*-[0-9][0-9].log; do
@@ -103,7 +103,7 @@ for f in "$OUT"/boots/*-[0-9].log "$OUT"/boots/*-[0-9][0-9].log; do
 	' "$f"
 done >"$OUT/rows"
 {
-	echo "make holders: $NAME, kernel $(kernel_version), QEMU TCG ($(nproc) host CPUs), VICTIM_MS=4000, tracing on in both kernels$irqnote"
+	echo "make holders: $NAME, kernel $(kernel_version), QEMU TCG ($(nproc) host CPUs), VICTIM_MS=4000, tracing on in both kernels$runnote"
 	awk '{ b[$1 " " $2] = 1 } END { for (k in b) { split(k, a, " "); nb[a[1]]++ }; printf "boots which count: baseline %d, patched %d (of %d each)\n", nb["baseline"], nb["patched"], '"$RUNS"' }' "$OUT/rows"
 	echo "mean per boot: sections (or handler entries, wakes), time (us); max: the longest single one over all boots (-: none)"
 	printf "%-8s %-11s %-64s %22s %22s\n" raiser route holder/vector "baseline n, us, max" "patched n, us, max"

@@ -344,7 +344,7 @@ holders_run() { # raiser
 	trig='stacktrace if prev_state == 2 && prev_comm ~ "irq/*"'
 	# a trigger the kernel refused would read as "no blocks": say so
 	[ "${HOLDER_STACKS:-0}" = 0 ] || echo "$trig" >$T/events/sched/sched_switch/trigger ||
-		echo "BENCH holder_stack raiser=$1 trigger=refused"
+		echo "BENCH holder_stack_trigger raiser=$1 refused"
 	ctl victim "$CPU" 0 "$VICTIM_MS" || rc=2
 	for e in sched/sched_switch sched/sched_waking irq/softirq_entry irq/softirq_exit; do
 		echo 0 >$T/events/$e/enable
@@ -480,11 +480,13 @@ holders_run() { # raiser
 		}' $T/trace
 	# the innermost frames of each stack, counted
 	[ "${HOLDER_STACKS:-0}" = 0 ] || awk -v r="$1" '
-		# a stack may directly follow the frames of another (two CPUs)
-		/<stack trace>/ { if (on && s != "") n[s]++; s = ""; d = 0; on = 1; next }
+		# a stack ends at any line not a frame, another stack (two
+		# CPUs) or the end of the trace
+		function done_() { if (on && s != "") n[s]++; on = 0 }
+		/<stack trace>/ { done_(); s = ""; d = 0; on = 1; next }
 		on && /^ => / { if (d++ < 8) s = s (s == "" ? "" : "<") $2; next }
-		on { if (s != "") n[s]++; on = 0 }
-		END { if (on && s != "") n[s]++; for (k in n) printf "BENCH holder_stack raiser=%s n=%d frames=%s\n", r, n[k], k }' $T/trace
+		{ done_() }
+		END { done_(); for (k in n) printf "BENCH holder_stack raiser=%s n=%d frames=%s\n", r, n[k], k }' $T/trace
 	echo >$T/trace
 	return $rc
 }
