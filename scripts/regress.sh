@@ -29,13 +29,13 @@ check_value SET "$SET" "ci full all"
 ONLY=${ONLY:-}
 [ -z "$ONLY" ] || check_value ONLY "$ONLY" "baseline patched"
 # CFG=debug: make check's kernel (scripts/check.sh), which carries
-# configs/net.config on 7.3 x86_64 only
+# configs/net.config on 7.3 x86_64 with the BH lock off only
 export CFG=${REGRESS_CFG:-regress}
 check_value REGRESS_CFG "$CFG" "regress debug"
 # both kernels, whatever BASELINE make exported
 BASELINE=0 load_params
-[ "$CFG" = regress ] || { [ "$ARCH" = x86_64 ] && [ "$KERNEL" = 7.3 ]; } ||
-	die "REGRESS_CFG=debug: only make check's 7.3 x86_64 kernel has the options the tests need"
+[ "$CFG" = regress ] || { [ "$ARCH" = x86_64 ] && [ "$KERNEL" = 7.3 ] && [ "$BH_LOCK" = 0 ]; } ||
+	die "REGRESS_CFG=debug: only make check's 7.3 x86_64 kernel with the BH lock off has the options the tests need"
 accel_session
 
 # TEST:SECONDS. The bound is for TCG with KASAN and lockdep; a test that
