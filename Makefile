@@ -10,7 +10,7 @@
 #   make mail     format the series for the list into build/outgoing/
 #   make apply-check  the series against the newest Debian source of its line
 #
-# Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 ACCEL=auto|kvm|tcg
+# Variables: ARCH=x86_64|arm64 KERNEL=7.3|6.12 BASELINE=1 BH_LOCK=1 NORT=1 (make check) ACCEL=auto|kvm|tcg
 #            RUNS=n (make run, cycle, holders) RAISERS= IRQ_PRIO=n STACKS=1 (make holders) TRACE=1 (make cycle) QUICK=1 ICOUNT=off|auto|0..10 (make run)  DURATION=s KASAN=0|1 (make soak)
 #            SET=ci|full|all TESTS='net/x.sh:secs ...' ONLY=baseline|patched (make regress)
 # Everything is done by the scripts in scripts/, one stage each.

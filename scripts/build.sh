@@ -37,6 +37,8 @@ fragments() {
 		[ "$BH_LOCK" = 0 ] && echo "$TOP/configs/net.config"
 	[ "$BH_LOCK" = 1 ] && [ "${BH_LOCK_BUILTIN:-0}" = 0 ] &&
 		echo "$TOP/configs/bh-lock.config"
+	# make check NORT=1: the same kernel without PREEMPT_RT
+	[ "$CFG" = nort ] && echo "$TOP/configs/nort-check.config"
 	return 0
 }
 
@@ -68,8 +70,15 @@ configure() {
 # Options the guests rely on: a missing one is a broken fragment, not
 # something to discover at boot.
 check_config() {
-	local sym want=(PREEMPT_RT SMP HOTPLUG_CPU BLK_DEV_INITRD MODULES NET INET
+	local sym want=(SMP HOTPLUG_CPU BLK_DEV_INITRD MODULES NET INET
 		DEBUG_FS TRACING KUNIT)
+	if [ "$CFG" = nort ]; then
+		want+=(PREEMPT)
+		! grep -q '^CONFIG_PREEMPT_RT=y' "$OBJ/.config" ||
+			die "CONFIG_PREEMPT_RT is set in CFG=nort (see $OBJ/config.log)"
+	else
+		want+=(PREEMPT_RT)
+	fi
 	[ "$CFG" = perf ] || want+=(PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_PREEMPT)
 	[ "$CFG" = kasan ] && want+=(KASAN)
 	[ "$CFG" = regress ] && want+=(VETH NET_NS IPV6 BPF_SYSCALL NETFILTER FILE_LOCKING)

@@ -2,7 +2,7 @@
 # Common helpers for the pipeline stages. Sourced, never run.
 #
 # Inputs (environment): ARCH=x86_64|arm64, KERNEL=7.3|6.12, BASELINE=0|1,
-# BH_LOCK=0|1, CFG=debug|perf|kasan|regress. Outputs live under $BUILD (in the checkout,
+# BH_LOCK=0|1, CFG=debug|perf|kasan|regress|nort. Outputs live under $BUILD (in the checkout,
 # ignored by git); downloads and ccache under $CACHE (per user, outside it).
 
 set -euo pipefail
@@ -15,7 +15,7 @@ STAGE=${STAGE:-$(basename "$0" .sh)}
 VALID_ARCH="x86_64 arm64"
 VALID_KERNEL="7.3 6.12"
 VALID_BOOL="0 1"
-VALID_CFG="debug perf kasan regress"
+VALID_CFG="debug perf kasan regress nort"
 VALID_ACCEL="auto kvm tcg"
 VALID_ICOUNT="auto 0 1 2 3 4 5 6 7 8 9 10"
 
@@ -88,6 +88,8 @@ load_params() {
 	check_value BASELINE "$BASELINE" "$VALID_BOOL"
 	check_value BH_LOCK "$BH_LOCK" "$VALID_BOOL"
 	check_value CFG "$CFG" "$VALID_CFG"
+	[ "$CFG" != nort ] || [ "$BH_LOCK" = 0 ] ||
+		die "the BH lock is a PREEMPT_RT option: CFG=nort needs BH_LOCK=0 (KERNEL=7.3)"
 	# shellcheck source=scripts/arch/x86_64.conf
 	. "$TOP/scripts/arch/$ARCH.conf"
 	VARIANT=patched
