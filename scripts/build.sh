@@ -3,13 +3,13 @@
 # compiled through ccache into one object directory per
 # (version, arch, variant, config).
 #
-# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan|regress] scripts/build.sh
+# usage: ARCH=x86_64|arm64 KERNEL=7.3 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan|regress|nort] scripts/build.sh
 # output: build/<version>/obj/<name>/{<image>,modules/}
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan|regress] $0" >&2; exit 2; }
+[ $# -eq 0 ] || { echo "usage: ARCH=x86_64|arm64 KERNEL=7.3|6.12 [BASELINE=1] [BH_LOCK=1] [CFG=debug|perf|kasan|regress|nort] $0" >&2; exit 2; }
 load_params
 KVER=$(kernel_version)
 SRC=$(src_dir "$VARIANT")

@@ -12,7 +12,8 @@
 #   NORT=1: one kernel (x86_64 unless ARCH) without PREEMPT_RT, whose guest
 #   runs the KUnit suites, the kselftests and the short soak: the series
 #   claims that !PREEMPT_RT behaves as before
-# output: build/check/results, build/check-6.12/results for KERNEL=6.12 (one 'pass|fail|skip name' per line)
+# output: build/check/results, build/check-6.12/results for KERNEL=6.12,
+#         build/check-nort/results for NORT=1 (one 'pass|fail|skip name' per line)
 
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -35,9 +36,9 @@ accel_session
 
 if [ "${NORT:-0}" = 1 ]; then
 	if [ "$KERNEL" != 7.3 ] || [ "${BH_LOCK:-0}" != 0 ]; then
-		die "NORT=1 builds 7.3 without PREEMPT_RT, so without the BH lock: not KERNEL=$KERNEL BH_LOCK=${BH_LOCK:-}"
+		die "NORT=1 builds 7.3 without PREEMPT_RT, so without the BH lock: not KERNEL=$KERNEL${BH_LOCK:+ BH_LOCK=$BH_LOCK}"
 	fi
-	MATRIX=("${ARCH:-$(host_arch)}:0")
+	MATRIX=("${ARCH:-x86_64}:0")
 elif [ -n "${ARCH:-}" ] || [ -n "${BH_LOCK:-}" ]; then
 	MATRIX=("${ARCH:-$(host_arch)}:${BH_LOCK:-$BH_LOCK_BUILTIN}")
 elif [ "$BH_LOCK_BUILTIN" = 1 ]; then
@@ -50,6 +51,8 @@ VARIANT_NAME=patched
 
 # 7.3 in build/check, 6.12 in build/check-6.12; 6.12's names start "6.12-"
 CHECK_DIR=$(line_dir check)
+# NORT=1 keeps the results of the last full make check
+[ "${NORT:-0}" = 0 ] || CHECK_DIR=$(line_dir check-nort)
 RESULTS=$CHECK_DIR/results
 mkdir -p "$CHECK_DIR"
 : >"$RESULTS"
