@@ -34,11 +34,14 @@ export KERNEL=${KERNEL:-7.3}
 	die "KERNEL=$KERNEL always has the BH lock on PREEMPT_RT: BH_LOCK=0 needs KERNEL=7.3"
 accel_session
 
+# the configuration of every kernel: the debug one, or it without PREEMPT_RT
+CHECK_CFG=debug
 if [ "${NORT:-0}" = 1 ]; then
 	if [ "$KERNEL" != 7.3 ] || [ "${BH_LOCK:-0}" != 0 ]; then
 		die "NORT=1 builds 7.3 without PREEMPT_RT, so without the BH lock: not KERNEL=$KERNEL${BH_LOCK:+ BH_LOCK=$BH_LOCK}"
 	fi
 	MATRIX=("${ARCH:-x86_64}:0")
+	CHECK_CFG=nort
 elif [ -n "${ARCH:-}" ] || [ -n "${BH_LOCK:-}" ]; then
 	MATRIX=("${ARCH:-$(host_arch)}:${BH_LOCK:-$BH_LOCK_BUILTIN}")
 elif [ "$BH_LOCK_BUILTIN" = 1 ]; then
@@ -52,7 +55,7 @@ VARIANT_NAME=patched
 # 7.3 in build/check, 6.12 in build/check-6.12; 6.12's names start "6.12-"
 CHECK_DIR=$(line_dir check)
 # NORT=1 keeps the results of the last full make check
-[ "${NORT:-0}" = 0 ] || CHECK_DIR=$(line_dir check-nort)
+[ "$CHECK_CFG" = debug ] || CHECK_DIR=$(line_dir check-nort)
 RESULTS=$CHECK_DIR/results
 mkdir -p "$CHECK_DIR"
 : >"$RESULTS"
@@ -102,7 +105,7 @@ SOAK_SECONDS=${SOAK_SECONDS:-60}
 GUEST_TESTS="/bin/smoke.sh /selftests/softirq/softirq_kunit.sh /selftests/softirq/softirq_attribution /bin/test_softirq_ctl"
 # Without PREEMPT_RT the smoke suite (is this the RT kernel?) and the
 # module's control-file test (the measuring tooling) have nothing to check.
-[ "${NORT:-0}" = 1 ] &&
+[ "$CHECK_CFG" = debug ] ||
 	GUEST_TESTS="/selftests/softirq/softirq_kunit.sh /selftests/softirq/softirq_attribution"
 sed -e "s/\${SOAK_SECONDS}/$SOAK_SECONDS/" -e "s|\${GUEST_TESTS}|$GUEST_TESTS|" >"$GUEST_JOB" <<'JOB'
 #!/bin/sh
@@ -117,9 +120,8 @@ run_config() { # ARCH:BH_LOCK
 	local arch=${1%:*} bh=${1#*:} name
 	name=$CHECK_PREFIX$arch-$VARIANT_NAME
 	[ "$bh" = 1 ] && name=$name-bhlock
-	[ "${NORT:-0}" = 1 ] && name=$name-nort
-	export ARCH=$arch BH_LOCK=$bh CFG=debug
-	[ "${NORT:-0}" = 1 ] && CFG=nort
+	[ "$CHECK_CFG" = debug ] || name=$name-$CHECK_CFG
+	export ARCH=$arch BH_LOCK=$bh CFG=$CHECK_CFG
 	log "== $name"
 	step "$name.build" "$TOP/scripts/build.sh" || return 0
 	step "$name.initramfs" "$TOP/scripts/initramfs.sh" || return 0
