@@ -68,7 +68,8 @@ torture_stop() {
 # cyclic with SCHED_FIFO: a SCHED_DEADLINE task's admitted bandwidth would
 # make offlining CPU 1 fail with EBUSY (dl_bw_deactivate()), by design
 stress-ng --sock 1 --udp 1 --udp-flood 1 --timer 1 --cyclic 1 \
-	--cyclic-policy fifo --timeout "${DURATION}s" --metrics-brief >/tmp/stress-ng.out 2>&1 &
+	--cyclic-policy fifo --timeout "${DURATION}s" --metrics-brief --verbose \
+	>/tmp/stress-ng.out 2>&1 &
 snpid=$!
 # hrtimers without privilege. Given CAP_SYS_NICE, stress-ng makes its 32
 # timer processes SCHED_RR 49, each taking a signal every 0-500 us: on two
@@ -77,22 +78,24 @@ snpid=$!
 # and measures starvation, not softirq handling (90 s, x86_64: 0.5 M raises
 # and 45 hotplug cycles with SCHED_RR, 2.5 M and 62 without). As nobody it
 # runs the same processes and timers at SCHED_OTHER.
-su -s /bin/sh nobody -c "exec stress-ng --hrtimers 1 --timeout ${DURATION}s --metrics-brief" \
+su -s /bin/sh nobody -c "exec stress-ng --hrtimers 1 --timeout ${DURATION}s --metrics-brief --verbose" \
 	>/tmp/stress-ng-hrtimers.out 2>&1 &
 hrpid=$!
 # stress-ng's parent reads every CPU's cache details from sysfs while it
 # sets up, which does not survive a CPU going away underneath: with the
-# churn running from the start it segfaulted once (in the loop freeing that
-# list, 20 s into a KASAN soak) and took its stressors with it. Churn once
-# both have dispatched their stressors.
+# churn running it segfaulted in the loop freeing that list and took its
+# stressors with it. It reads them after printing "dispatching hogs" (not
+# a safe marker: the crash came 9 s after it once) and before forking the
+# stressors, which --verbose reports as "N stressors started". Churn once
+# both instances printed that.
 i=0
 while [ $i -lt 120 ]; do
-	[ "$(grep -l 'dispatching hogs' /tmp/stress-ng.out /tmp/stress-ng-hrtimers.out \
+	[ "$(grep -l 'stressors\{0,1\} started' /tmp/stress-ng.out /tmp/stress-ng-hrtimers.out \
 		2>/dev/null | wc -l)" = 2 ] && break
 	i=$((i + 1))
 	sleep 1
 done
-echo "SOAK stress-ng dispatched after ${i}s"
+echo "SOAK stress-ng stressors started after ${i}s"
 
 # The hotplug loop and the bookkeeping below drive the soak: at nice 0 they
 # share the CPUs with some 40 runnable stress-ng processes and get a slice
