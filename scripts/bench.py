@@ -288,6 +288,9 @@ for ld, name in LOADS:
         (f"victim{ld}_full_max_us", f"victim {name}: section max", "us", 1, "lat"),
         (f"victim{ld}_dis_p999_us", f"victim {name}: local_bh_disable() p99.9", "us", 1, "lat"),
         (f"victim{ld}_p999_us", f"victim {name}: local_bh_enable() p99.9", "us", 1, "lat"),
+        (f"victim{ld}_resp_mean_us", f"victim {name}: sleep's end to section end, mean", "us", 1, "lat"),
+        (f"victim{ld}_resp_p99_us", f"victim {name}: sleep's end to section end, p99", "us", 1, "lat"),
+        (f"victim{ld}_resp_p999_us", f"victim {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
     ]
 ROWS += [
     ("net_avg_us", "RT net loop: cycle latency avg, storm", "us", 0, "lat"),
