@@ -126,6 +126,9 @@ def parse_log(path):
                     # the tick alone: the raisers' reference, from the same boots
                     for k in ("full_p999_ns", "full_max_ns", "p999_ns"):
                         m[f"victimtick_{k[:-3]}_us"] = num(d[k]) / 1000
+                    for k in ("resp_mean", "resp_p99", "resp_p999"):
+                        if f"victim0_{k}_us" in m:
+                            m[f"victimtick_{k}_us"] = m[f"victim0_{k}_us"]
                 if "blocked" in d:
                     # sections, not blocking events: a section which blocks
                     # in local_bh_disable() and again in local_bh_enable()
@@ -261,7 +264,14 @@ RAISERS = [("tick", "tick only (unloaded)"), ("rps", "RPS loopback flood"),
            ("veth", "veth GRO, sender on the CPU"), ("usb", "usb-storage via xHCI"),
            ("bhwq_task", "BH work queued by a task"), ("bhwq_irq", "BH work queued by an irq thread")]
 for r, name in RAISERS:
-    if r != "tick":
+    if r == "tick":
+        # plain TCG, as the raisers' rows; victim0_resp_* are -icount
+        ROWS += [
+            ("victimtick_resp_mean_us", f"raiser {name}: sleep's end to section end, mean", "us", 1, "lat"),
+            ("victimtick_resp_p99_us", f"raiser {name}: sleep's end to section end, p99", "us", 1, "lat"),
+            ("victimtick_resp_p999_us", f"raiser {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
+        ]
+    else:
         ROWS += [
             (f"victim{r}_foreign_all", f"raiser {name}: foreign softirq entries in the RT task", "", 0, "cnt"),
             (f"victim{r}_blocked", f"raiser {name}: sections the RT task blocked in", "", 0, "cnt"),
