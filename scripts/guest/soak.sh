@@ -95,7 +95,11 @@ while [ $i -lt 120 ]; do
 	i=$((i + 1))
 	sleep 1
 done
-echo "SOAK stress-ng stressors started after ${i}s"
+if [ $i -lt 120 ]; then
+	echo "SOAK stress-ng stressors started after ${i}s"
+else
+	echo "SOAK stress-ng stressors not started after ${i}s: churning anyway, its crash would fail stress_ng"
+fi
 
 # The hotplug loop and the bookkeeping below drive the soak: at nice 0 they
 # share the CPUs with some 40 runnable stress-ng processes and get a slice
