@@ -264,14 +264,7 @@ RAISERS = [("tick", "tick only (unloaded)"), ("rps", "RPS loopback flood"),
            ("veth", "veth GRO, sender on the CPU"), ("usb", "usb-storage via xHCI"),
            ("bhwq_task", "BH work queued by a task"), ("bhwq_irq", "BH work queued by an irq thread")]
 for r, name in RAISERS:
-    if r == "tick":
-        # plain TCG, as the raisers' rows; victim0_resp_* are -icount
-        ROWS += [
-            ("victimtick_resp_mean_us", f"raiser {name}: sleep's end to section end, mean", "us", 1, "lat"),
-            ("victimtick_resp_p99_us", f"raiser {name}: sleep's end to section end, p99", "us", 1, "lat"),
-            ("victimtick_resp_p999_us", f"raiser {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
-        ]
-    else:
+    if r != "tick":
         ROWS += [
             (f"victim{r}_foreign_all", f"raiser {name}: foreign softirq entries in the RT task", "", 0, "cnt"),
             (f"victim{r}_blocked", f"raiser {name}: sections the RT task blocked in", "", 0, "cnt"),
@@ -282,11 +275,12 @@ for r, name in RAISERS:
              "us", 0, "cnt"),
             (f"victim{r}_blocked_max_us", f"raiser {name}: time blocked per blocked section, max",
              "us", 1, "spr"),
-            (f"victim{r}_resp_mean_us", f"raiser {name}: sleep's end to section end, mean", "us", 1, "lat"),
-            (f"victim{r}_resp_p99_us", f"raiser {name}: sleep's end to section end, p99", "us", 1, "lat"),
-            (f"victim{r}_resp_p999_us", f"raiser {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
         ]
+    # the tick's from plain TCG like the raisers' (victim0_resp_* are -icount)
     ROWS += [
+        (f"victim{r}_resp_mean_us", f"raiser {name}: sleep's end to section end, mean", "us", 1, "lat"),
+        (f"victim{r}_resp_p99_us", f"raiser {name}: sleep's end to section end, p99", "us", 1, "lat"),
+        (f"victim{r}_resp_p999_us", f"raiser {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
         (f"victim{r}_full_p999_us", f"raiser {name}: section p99.9", "us", 1, "lat"),
         (f"victim{r}_full_max_us", f"raiser {name}: section max", "us", 1, "lat"),
         (f"victim{r}_p999_us", f"raiser {name}: local_bh_enable() p99.9", "us", 1, "lat"),
