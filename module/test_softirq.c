@@ -20,7 +20,10 @@
  *	each sleep between two sections (SLEEP_MIN_US) to the end of the
  *	section after it (resp_*: the wait for the CPU, the section and any
  *	route within it, and whatever of the sleep's slack the timer
- *	used). Each
+ *	used), and what made the sections longer (the most foreign handlers
+ *	run in one section, the sections with more than one, and the rest_*
+ *	percentiles of each section less its delay, the handlers it ran and
+ *	its blocked time). Each
  *	<load> but "none" runs a hard interrupt timer at 2 kHz on the same CPU:
  *	  0 none	no timer; own work is a TASKLET_SOFTIRQ tasklet
  *	  1 hi		the timer schedules a foreign HI tasklet (50 us)
@@ -322,6 +325,15 @@ struct tsq_thread {
 	u32			*samples_resp;
 	unsigned int		nr_resp;
 	u64			resp_ns;
+	/*
+	 * What made a section longer: the foreign handlers the victim ran in
+	 * one (most, sections with more than one) and what is left of each
+	 * section less its delay, the own and foreign handlers it ran and
+	 * the time it blocked (softirq and lock machinery, hard interrupts).
+	 */
+	unsigned int		foreign_section_max;
+	unsigned int		foreign_sections_over1;
+	u32			*samples_rest;
 	/* cycle */
 	unsigned int		loops;
 	bool			raise;
@@ -353,16 +365,18 @@ static int victim_fn(void *arg)
 {
 	struct tsq_thread *tt = arg;
 	unsigned long nvcsw, nivcsw;
-	u64 t0, t1, t2, t3, ran_ns, waited, wake_at = 0;
-	unsigned int n, boosted;
+	u64 t0, t1, t2, t3, ran_ns, waited, explained, wake_at = 0;
+	unsigned int n, boosted, nr_foreign, nr_own;
 	bool blocked;
-	int ran;
+	int ran, foreign0, own0;
 
 	while (ktime_get_ns() < tt->deadline &&
 	       tt->nr_samples < tt->max_samples && !READ_ONCE(tt->abort)) {
 		nvcsw = current->nvcsw;
 		nivcsw = current->nivcsw;
 		boosted = atomic_read(&foreign_boosted);
+		foreign0 = atomic_read(&foreign_in_victim);
+		own0 = atomic_read(&own_in_victim);
 		t0 = ktime_get_ns();
 		local_bh_disable();
 		t1 = ktime_get_ns();
@@ -407,6 +421,16 @@ static int victim_fn(void *arg)
 		tt->samples[n] = tsq_ns(t0, t3);
 		tt->samples_disable[n] = tsq_ns(t0, t1);
 		tt->samples_enable[n] = tsq_ns(t2, t3);
+		nr_foreign = atomic_read(&foreign_in_victim) - foreign0;
+		nr_own = atomic_read(&own_in_victim) - own0;
+		tt->foreign_section_max = max(tt->foreign_section_max,
+					      nr_foreign);
+		tt->foreign_sections_over1 += nr_foreign > 1;
+		explained = (SECTION_US + (u64)nr_foreign * FOREIGN_WORK_US +
+			     (u64)nr_own * OWN_WORK_US) * NSEC_PER_USEC +
+			    (blocked ? waited : 0);
+		tt->samples_rest[n] = t3 - t0 > explained ?
+				      tsq_ns(explained, t3 - t0) : 0;
 		if (wake_at) {
 			waited = t3 > wake_at ? t3 - wake_at : 0;
 			tt->samples_resp[tt->nr_resp++] = tsq_ns(0, waited);
@@ -535,7 +559,7 @@ static int victim_napi_alloc(void)
 static int cmd_victim(int cpu, int load, int msecs)
 {
 	struct tsq_thread tt = { .cpu = cpu };
-	struct tsq_pct full, dis, en, bl, resp;
+	struct tsq_pct full, dis, en, bl, resp, rest;
 	unsigned int fired, runs;
 	int ret = -ENOMEM;
 
@@ -548,8 +572,9 @@ static int cmd_victim(int cpu, int load, int msecs)
 	tt.samples_enable = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_blocked = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_resp = vmalloc_array(tt.max_samples, sizeof(u32));
+	tt.samples_rest = vmalloc_array(tt.max_samples, sizeof(u32));
 	if (!tt.samples || !tt.samples_disable || !tt.samples_enable ||
-	    !tt.samples_blocked || !tt.samples_resp)
+	    !tt.samples_blocked || !tt.samples_resp || !tt.samples_rest)
 		goto out;
 	tt.own_napi = load == LOAD_NET_RX || load == LOAD_NET_RX_CONTROL;
 	if (tt.own_napi) {
@@ -587,10 +612,12 @@ static int cmd_victim(int cpu, int load, int msecs)
 	en = tsq_percentiles(tt.samples_enable, tt.nr_samples);
 	bl = tsq_percentiles(tt.samples_blocked, tt.nr_blocked);
 	resp = tsq_percentiles(tt.samples_resp, tt.nr_resp);
+	rest = tsq_percentiles(tt.samples_rest, tt.nr_samples);
 	vfree(tt.samples_blocked);
 	vfree(tt.samples_resp);
+	vfree(tt.samples_rest);
 	scnprintf(tsq_result, sizeof(tsq_result),
-		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u\n",
+		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u foreign_section_max=%u foreign_sections_over1=%u rest_p50_ns=%u rest_p99_ns=%u rest_p999_ns=%u rest_max_ns=%u\n",
 		  cpu, load, load_name[load], tt.nr_samples,
 		  en.p50, en.p99, en.p999, en.max,
 		  full.p50, full.p99, full.p999, full.max,
@@ -600,7 +627,9 @@ static int cmd_victim(int cpu, int load, int msecs)
 		  atomic_read(&foreign_in_victim), atomic_read(&foreign_boosted),
 		  atomic_read(&own_in_victim), atomic_read(&own_runs), fired, runs,
 		  FOREIGN_WORK_US, tt.nr_resp, tt.resp_ns, resp.p50, resp.p99,
-		  resp.p999, resp.max);
+		  resp.p999, resp.max, tt.foreign_section_max,
+		  tt.foreign_sections_over1, rest.p50, rest.p99, rest.p999,
+		  rest.max);
 	tsq_hist.full = tt.samples;
 	tsq_hist.disable = tt.samples_disable;
 	tsq_hist.enable = tt.samples_enable;
@@ -612,6 +641,7 @@ out:
 	vfree(tt.samples_enable);
 	vfree(tt.samples_blocked);
 	vfree(tt.samples_resp);
+	vfree(tt.samples_rest);
 	return ret;
 }
 

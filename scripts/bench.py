@@ -120,6 +120,15 @@ def parse_log(path):
                     m[f"victim{ld}_resp_mean_us"] = num(d["resp_ns"]) / num(d["resp_n"]) / 1000
                     for k in ("p99", "p999"):
                         m[f"victim{ld}_resp_{k}_us"] = num(d[f"resp_{k}_ns"]) / 1000
+                if "rest_p99_ns" in d:
+                    # what made a section longer (modules before
+                    # 2026-12-07, night, lack it): the foreign handlers run
+                    # in one, and the section less its delay, the handlers
+                    # run in it and the time blocked
+                    m[f"victim{ld}_foreign_section_max"] = num(d["foreign_section_max"])
+                    m[f"victim{ld}_foreign_sections_over1"] = num(d["foreign_sections_over1"])
+                    for k in ("p99", "p999", "max"):
+                        m[f"victim{ld}_rest_{k}_us"] = num(d[f"rest_{k}_ns"]) / 1000
                 m[f"victim{ld}_own"] = num(d["own_in_victim"])
                 m[f"victim{ld}_samples"] = num(d["samples"])
                 if ld == "0":
@@ -295,7 +304,21 @@ for ld, name in LOADS:
         (f"victim{ld}_resp_mean_us", f"victim {name}: sleep's end to section end, mean", "us", 1, "lat"),
         (f"victim{ld}_resp_p99_us", f"victim {name}: sleep's end to section end, p99", "us", 1, "lat"),
         (f"victim{ld}_resp_p999_us", f"victim {name}: sleep's end to section end, p99.9", "us", 1, "lat"),
+        (f"victim{ld}_rest_p99_us", f"victim {name}: section less delay, handlers run and blocked time, p99",
+         "us", 1, "lat"),
+        (f"victim{ld}_rest_p999_us", f"victim {name}: section less delay, handlers run and blocked time, p99.9",
+         "us", 1, "lat"),
+        (f"victim{ld}_rest_max_us", f"victim {name}: section less delay, handlers run and blocked time, max",
+         "us", 1, "lat"),
     ]
+    if ld in dict(FOREIGN_LOADS):
+        # from the same boots as the section's latency rows
+        ROWS += [
+            (f"victim{ld}_foreign_section_max", f"victim {name}: foreign handlers run in one section, max",
+             "", 0, "lat"),
+            (f"victim{ld}_foreign_sections_over1", f"victim {name}: sections with more than one foreign handler",
+             "", 0, "lat"),
+        ]
 ROWS += [
     ("net_avg_us", "RT net loop: cycle latency avg, storm", "us", 0, "lat"),
     ("net_p99_us", "RT net loop: cycle latency p99, storm", "us", 0, "lat"),
