@@ -60,9 +60,7 @@ boot() { # boot GROUP VARIANT RUN ENV...
 	local g=$1 v=$2 r=$3 tag rc=0 t0=$SECONDS
 	shift 3
 	tag=cycle-$NAME-$g-$v
-	env "$@" BASELINE="$([ "$v" = baseline ] && echo 1 || echo 0)" TAG="$tag" TIMEOUT=1200 \
-		"$TOP/scripts/qemu.sh" "$OUT/job-$g.sh" >"$OUT/$g-$v-$r.qemu.log" 2>&1 || rc=$?
-	cp "$BUILD/runs/$tag/serial.log" "$OUT/$g-$v-$r.log"
+	boot_variant "$v" "$tag" "$OUT/job-$g.sh" "$OUT/$g-$v-$r" 1200 "$@" || rc=$?
 	log "$g $v #$r: $([ $rc -eq 0 ] && echo ok || echo FAILED) in $((SECONDS - t0)) s"
 	return $rc
 }

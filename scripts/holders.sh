@@ -63,10 +63,8 @@ for run in $(seq 1 "$RUNS"); do
 	for v in baseline patched; do
 		tag=holders-$NAME-$v
 		rc=0
-		QEMU_DEVICES="$QEMU_DEVICES" BASELINE="$([ $v = baseline ] && echo 1 || echo 0)" \
-			TAG="$tag" TIMEOUT=600 "$TOP/scripts/qemu.sh" "$OUT/job.sh" \
-			>"$OUT/boots/$v-$run.qemu.log" 2>&1 || rc=$?
-		tr -d '\r' <"$BUILD/runs/$tag/serial.log" >"$OUT/boots/$v-$run.log"
+		boot_variant "$v" "$tag" "$OUT/job.sh" "$OUT/boots/$v-$run" 600 \
+			QEMU_DEVICES="$QEMU_DEVICES" || rc=$?
 		# a boot without the figures of every raiser, or whose trace
 		# buffer lost events, does not count
 		for r in $RAISERS; do

@@ -104,9 +104,7 @@ for run in $(seq 1 "$RUNS"); do
 				job=$OUT/job-victim-$run.sh
 				genv=(ACCEL=tcg ICOUNT="$VICTIM_ICOUNT")
 			fi
-			env "${genv[@]}" BASELINE="$([ $v = baseline ] && echo 1 || echo 0)" TAG="$tag" \
-				TIMEOUT=900 "$TOP/scripts/qemu.sh" "$job" >"$b.qemu.log" 2>&1 || rc=$?
-			cp "$BUILD/runs/$tag/serial.log" "$b.log"
+			boot_variant "$v" "$tag" "$job" "$b" 900 "${genv[@]}" || rc=$?
 			# the accelerator chosen by the first boot holds for all of them
 			[ $i -gt 1 ] || grep -h '^\[qemu\] KVM unusable' "$b.qemu.log" >&2 || true
 			a=$(cat "$BUILD/runs/$tag/accel" 2>/dev/null || echo none)
@@ -115,10 +113,10 @@ for run in $(seq 1 "$RUNS"); do
 			args+=("$g:$v:$run:$b.log")
 			[ $rc -eq 0 ] || failed=$((failed + 1))
 			# one progress line per boot, with the figures that boot produced
-			line=$(tr -d '\r' <"$b.log" | awk '
+			line=$(awk '
 				/^BENCH victim .*load=1/ { for (i = 1; i <= NF; i++) if ($i ~ /^(foreign_in_victim|full_p999_ns)=/) f = f " " $i }
 				/^BENCH rtnetloop / { for (i = 1; i <= NF; i++) if ($i ~ /^max_us=/) f = f " net_" $i }
-				END { print f }')
+				END { print f }' "$b.log")
 			log "boot $i/$total: $g $v #$run $([ $rc -eq 0 ] && echo ok || echo FAILED) in $((SECONDS - t0)) s:$line"
 			[ $rc -eq 0 ] || grep -E 'fail|SPLAT|timed out|did not' "$b.qemu.log" | head -5 >&2
 		done
