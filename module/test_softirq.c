@@ -23,7 +23,9 @@
  *	used), and what made the sections longer (the most foreign handlers
  *	run in one section, the sections with more than one, and the rest_*
  *	percentiles of each section less its delay, the handlers it ran and
- *	its blocked time). Each
+ *	its blocked time; and of the sections during which ksoftirqd was
+ *	woken, how many, in local_bh_enable() how many, and their rest).
+ *	Each
  *	<load> but "none" runs a hard interrupt timer at 2 kHz on the same CPU:
  *	  0 none	no timer; own work is a TASKLET_SOFTIRQ tasklet
  *	  1 hi		the timer schedules a foreign HI tasklet (50 us)
@@ -90,6 +92,7 @@
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -334,6 +337,17 @@ struct tsq_thread {
 	unsigned int		foreign_section_max;
 	unsigned int		foreign_sections_over1;
 	u32			*samples_rest;
+	/*
+	 * The sections during which ksoftirqd was woken (asleep at the
+	 * start, queued at the end: only the victim runs on the CPU
+	 * meanwhile), those whose local_bh_enable() woke it, and the rest
+	 * of the former as above: what a wake-up of ksoftirqd costs.
+	 */
+	struct task_struct	*ksoftirqd;
+	unsigned int		ksoftirqd_woken;
+	unsigned int		ksoftirqd_woken_enable;
+	u32			*samples_rest_woke;
+	unsigned int		nr_rest_woke;
 	/* cycle */
 	unsigned int		loops;
 	bool			raise;
@@ -367,7 +381,7 @@ static int victim_fn(void *arg)
 	unsigned long nvcsw, nivcsw;
 	u64 t0, t1, t2, t3, ran_ns, waited, explained, wake_at = 0;
 	unsigned int n, boosted, nr_foreign, nr_own;
-	bool blocked;
+	bool blocked, ksd_asleep, ksd_asleep_enable, woke;
 	int ran, foreign0, own0;
 
 	while (ktime_get_ns() < tt->deadline &&
@@ -377,6 +391,7 @@ static int victim_fn(void *arg)
 		boosted = atomic_read(&foreign_boosted);
 		foreign0 = atomic_read(&foreign_in_victim);
 		own0 = atomic_read(&own_in_victim);
+		ksd_asleep = !READ_ONCE(tt->ksoftirqd->on_rq);
 		t0 = ktime_get_ns();
 		local_bh_disable();
 		t1 = ktime_get_ns();
@@ -393,9 +408,14 @@ static int victim_fn(void *arg)
 		udelay(SECTION_US);
 		nvcsw = current->nvcsw;
 		ran = atomic_read(&foreign_in_victim);
+		ksd_asleep_enable = !READ_ONCE(tt->ksoftirqd->on_rq);
 		t2 = ktime_get_ns();
 		local_bh_enable();
 		t3 = ktime_get_ns();
+		woke = READ_ONCE(tt->ksoftirqd->on_rq);
+		tt->ksoftirqd_woken_enable += ksd_asleep_enable && woke;
+		woke = ksd_asleep && woke;
+		tt->ksoftirqd_woken += woke;
 		if (current->nvcsw != nvcsw) {
 			/*
 			 * Foreign handlers the victim ran itself in this
@@ -431,6 +451,9 @@ static int victim_fn(void *arg)
 			    (blocked ? waited : 0);
 		tt->samples_rest[n] = t3 - t0 > explained ?
 				      tsq_ns(explained, t3 - t0) : 0;
+		if (woke)
+			tt->samples_rest_woke[tt->nr_rest_woke++] =
+				tt->samples_rest[n];
 		if (wake_at) {
 			waited = t3 > wake_at ? t3 - wake_at : 0;
 			tt->samples_resp[tt->nr_resp++] = tsq_ns(0, waited);
@@ -556,10 +579,28 @@ static int victim_napi_alloc(void)
 	return 0;
 }
 
+/* ksoftirqd of @cpu, referenced: the kernel does not export its pointer */
+static struct task_struct *ksoftirqd_of(int cpu)
+{
+	struct task_struct *p, *found = NULL;
+	char comm[TASK_COMM_LEN];
+
+	snprintf(comm, sizeof(comm), "ksoftirqd/%d", cpu);
+	rcu_read_lock();
+	for_each_process(p) {
+		if ((p->flags & PF_KTHREAD) && !strcmp(p->comm, comm)) {
+			found = get_task_struct(p);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 static int cmd_victim(int cpu, int load, int msecs)
 {
 	struct tsq_thread tt = { .cpu = cpu };
-	struct tsq_pct full, dis, en, bl, resp, rest;
+	struct tsq_pct full, dis, en, bl, resp, rest, rest_woke;
 	unsigned int fired, runs;
 	int ret = -ENOMEM;
 
@@ -573,9 +614,16 @@ static int cmd_victim(int cpu, int load, int msecs)
 	tt.samples_blocked = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_resp = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_rest = vmalloc_array(tt.max_samples, sizeof(u32));
+	tt.samples_rest_woke = vmalloc_array(tt.max_samples, sizeof(u32));
 	if (!tt.samples || !tt.samples_disable || !tt.samples_enable ||
-	    !tt.samples_blocked || !tt.samples_resp || !tt.samples_rest)
+	    !tt.samples_blocked || !tt.samples_resp || !tt.samples_rest ||
+	    !tt.samples_rest_woke)
 		goto out;
+	tt.ksoftirqd = ksoftirqd_of(cpu);
+	if (!tt.ksoftirqd) {
+		ret = -ESRCH;
+		goto out;
+	}
 	tt.own_napi = load == LOAD_NET_RX || load == LOAD_NET_RX_CONTROL;
 	if (tt.own_napi) {
 		ret = victim_napi_alloc();
@@ -613,11 +661,14 @@ static int cmd_victim(int cpu, int load, int msecs)
 	bl = tsq_percentiles(tt.samples_blocked, tt.nr_blocked);
 	resp = tsq_percentiles(tt.samples_resp, tt.nr_resp);
 	rest = tsq_percentiles(tt.samples_rest, tt.nr_samples);
+	rest_woke = tsq_percentiles(tt.samples_rest_woke, tt.nr_rest_woke);
 	vfree(tt.samples_blocked);
 	vfree(tt.samples_resp);
 	vfree(tt.samples_rest);
+	vfree(tt.samples_rest_woke);
+	put_task_struct(tt.ksoftirqd);
 	scnprintf(tsq_result, sizeof(tsq_result),
-		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u foreign_section_max=%u foreign_sections_over1=%u rest_p50_ns=%u rest_p99_ns=%u rest_p999_ns=%u rest_max_ns=%u\n",
+		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u foreign_section_max=%u foreign_sections_over1=%u rest_p50_ns=%u rest_p99_ns=%u rest_p999_ns=%u rest_max_ns=%u ksoftirqd_woken=%u ksoftirqd_woken_enable=%u rest_woke_p50_ns=%u rest_woke_p99_ns=%u rest_woke_max_ns=%u\n",
 		  cpu, load, load_name[load], tt.nr_samples,
 		  en.p50, en.p99, en.p999, en.max,
 		  full.p50, full.p99, full.p999, full.max,
@@ -629,7 +680,8 @@ static int cmd_victim(int cpu, int load, int msecs)
 		  FOREIGN_WORK_US, tt.nr_resp, tt.resp_ns, resp.p50, resp.p99,
 		  resp.p999, resp.max, tt.foreign_section_max,
 		  tt.foreign_sections_over1, rest.p50, rest.p99, rest.p999,
-		  rest.max);
+		  rest.max, tt.ksoftirqd_woken, tt.ksoftirqd_woken_enable,
+		  rest_woke.p50, rest_woke.p99, rest_woke.max);
 	tsq_hist.full = tt.samples;
 	tsq_hist.disable = tt.samples_disable;
 	tsq_hist.enable = tt.samples_enable;
@@ -642,6 +694,9 @@ out:
 	vfree(tt.samples_blocked);
 	vfree(tt.samples_resp);
 	vfree(tt.samples_rest);
+	vfree(tt.samples_rest_woke);
+	if (tt.ksoftirqd)
+		put_task_struct(tt.ksoftirqd);
 	return ret;
 }
 

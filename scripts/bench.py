@@ -129,6 +129,14 @@ def parse_log(path):
                     m[f"victim{ld}_foreign_sections_over1"] = num(d["foreign_sections_over1"])
                     for k in ("p99", "p999", "max"):
                         m[f"victim{ld}_rest_{k}_us"] = num(d[f"rest_{k}_ns"]) / 1000
+                if "ksoftirqd_woken" in d:
+                    # the sections during which ksoftirqd was woken, and
+                    # what is left of them as above (none: no value)
+                    m[f"victim{ld}_ksd_woken"] = num(d["ksoftirqd_woken"])
+                    m[f"victim{ld}_ksd_woken_enable"] = num(d["ksoftirqd_woken_enable"])
+                    if num(d["ksoftirqd_woken"]):
+                        for k in ("p50", "p99", "max"):
+                            m[f"victim{ld}_rest_woke_{k}_us"] = num(d[f"rest_woke_{k}_ns"]) / 1000
                 m[f"victim{ld}_own"] = num(d["own_in_victim"])
                 m[f"victim{ld}_samples"] = num(d["samples"])
                 if ld == "0":
@@ -309,6 +317,15 @@ for ld, name in LOADS:
         (f"victim{ld}_rest_p999_us", f"victim {name}: section less delay, handlers run and blocked time, p99.9",
          "us", 1, "lat"),
         (f"victim{ld}_rest_max_us", f"victim {name}: section less delay, handlers run and blocked time, max",
+         "us", 1, "lat"),
+        (f"victim{ld}_ksd_woken", f"victim {name}: sections during which ksoftirqd was woken", "", 0, "lat"),
+        (f"victim{ld}_ksd_woken_enable", f"victim {name}: sections whose local_bh_enable() woke ksoftirqd",
+         "", 0, "lat"),
+        (f"victim{ld}_rest_woke_p50_us", f"victim {name}: section less delay, handlers run and blocked time, if it woke ksoftirqd, p50",
+         "us", 1, "lat"),
+        (f"victim{ld}_rest_woke_p99_us", f"victim {name}: section less delay, handlers run and blocked time, if it woke ksoftirqd, p99",
+         "us", 1, "lat"),
+        (f"victim{ld}_rest_woke_max_us", f"victim {name}: section less delay, handlers run and blocked time, if it woke ksoftirqd, max",
          "us", 1, "lat"),
     ]
     if ld in dict(FOREIGN_LOADS):
