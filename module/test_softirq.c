@@ -23,8 +23,10 @@
  *	used), and what made the sections longer (the most foreign handlers
  *	run in one section, the sections with more than one, and the rest_*
  *	percentiles of each section less its delay, the handlers it ran and
- *	its blocked time; and of the sections during which ksoftirqd was
- *	woken, how many, in local_bh_enable() how many, and their rest).
+ *	its blocked time; of the sections which did not block, those
+ *	during which ksoftirqd was woken, how many in local_bh_enable(),
+ *	the softirqs but its own pending at the end of their delay, and
+ *	their rest and local_bh_enable() against the other sections').
  *	Each
  *	<load> but "none" runs a hard interrupt timer at 2 kHz on the same CPU:
  *	  0 none	no timer; own work is a TASKLET_SOFTIRQ tasklet
@@ -332,22 +334,31 @@ struct tsq_thread {
 	 * What made a section longer: the foreign handlers the victim ran in
 	 * one (most, sections with more than one) and what is left of each
 	 * section less its delay, the own and foreign handlers it ran and
-	 * the time it blocked (softirq and lock machinery, hard interrupts).
+	 * the time it blocked: softirq and lock machinery, and hard
+	 * interrupts outside the udelay()s (which wait by the clock, so an
+	 * interrupt within one is absorbed).
 	 */
 	unsigned int		foreign_section_max;
 	unsigned int		foreign_sections_over1;
 	u32			*samples_rest;
 	/*
-	 * The sections during which ksoftirqd was woken (asleep at the
-	 * start, queued at the end: only the victim runs on the CPU
-	 * meanwhile), those whose local_bh_enable() woke it, and the rest
-	 * of the former as above: what a wake-up of ksoftirqd costs.
+	 * Of the sections in which the victim did not block (nothing else
+	 * ran on the CPU meanwhile): those during which ksoftirqd was woken,
+	 * those whose local_bh_enable() woke it, the softirqs pending other
+	 * than its own at the end of their delay, and the rest and the
+	 * local_bh_enable() of those ("woke") and of the others ("quiet"):
+	 * what a wake-up of ksoftirqd costs the victim.
 	 */
 	struct task_struct	*ksoftirqd;
 	unsigned int		ksoftirqd_woken;
 	unsigned int		ksoftirqd_woken_enable;
+	unsigned int		woke_pending[NR_SOFTIRQS];
+	unsigned int		woke_pending_none;
 	u32			*samples_rest_woke;
-	unsigned int		nr_rest_woke;
+	u32			*samples_en_woke;
+	u32			*samples_rest_quiet;
+	u32			*samples_en_quiet;
+	unsigned int		nr_quiet;
 	/* cycle */
 	unsigned int		loops;
 	bool			raise;
@@ -371,6 +382,37 @@ static u32 tsq_ns(u64 from, u64 to)
 }
 
 /*
+ * ksoftirqd sleeps in TASK_INTERRUPTIBLE and its wake-up makes it
+ * TASK_RUNNING; whether it is queued says less (a delayed dequeue keeps a
+ * sleeping fair task queued). While the victim holds the CPU ksoftirqd
+ * cannot run there, so a change of state meanwhile is a wake-up.
+ */
+static bool ksoftirqd_asleep(struct tsq_thread *tt)
+{
+	return READ_ONCE(tt->ksoftirqd->__state) != TASK_RUNNING;
+}
+
+/* Section @n did not block: file it as one which woke ksoftirqd or not. */
+static void tsq_record_wake(struct tsq_thread *tt, unsigned int n, bool woke,
+			    bool in_enable, u32 pending)
+{
+	unsigned int i;
+
+	if (!woke) {
+		tt->samples_rest_quiet[tt->nr_quiet] = tt->samples_rest[n];
+		tt->samples_en_quiet[tt->nr_quiet++] = tt->samples_enable[n];
+		return;
+	}
+	tt->samples_rest_woke[tt->ksoftirqd_woken] = tt->samples_rest[n];
+	tt->samples_en_woke[tt->ksoftirqd_woken++] = tt->samples_enable[n];
+	tt->ksoftirqd_woken_enable += in_enable;
+	pending &= ~BIT(tt->own_napi ? NET_RX_SOFTIRQ : TASKLET_SOFTIRQ);
+	tt->woke_pending_none += !pending;
+	for (i = 0; i < NR_SOFTIRQS; i++)
+		tt->woke_pending[i] += !!(pending & BIT(i));
+}
+
+/*
  * Nothing in the section sleeps on purpose, so a voluntary context switch
  * in local_bh_disable() or local_bh_enable() is the victim blocking on a
  * lock (the BH lock, a tasklet callback lock) and boosting its holder.
@@ -381,8 +423,9 @@ static int victim_fn(void *arg)
 	unsigned long nvcsw, nivcsw;
 	u64 t0, t1, t2, t3, ran_ns, waited, explained, wake_at = 0;
 	unsigned int n, boosted, nr_foreign, nr_own;
-	bool blocked, ksd_asleep, ksd_asleep_enable, woke;
-	int ran, foreign0, own0;
+	bool blocked, ksd_asleep, ksd_asleep_enable, ksd_awake;
+	int ran, own_ran, foreign0, own0;
+	u32 pending;
 
 	while (ktime_get_ns() < tt->deadline &&
 	       tt->nr_samples < tt->max_samples && !READ_ONCE(tt->abort)) {
@@ -391,7 +434,7 @@ static int victim_fn(void *arg)
 		boosted = atomic_read(&foreign_boosted);
 		foreign0 = atomic_read(&foreign_in_victim);
 		own0 = atomic_read(&own_in_victim);
-		ksd_asleep = !READ_ONCE(tt->ksoftirqd->on_rq);
+		ksd_asleep = ksoftirqd_asleep(tt);
 		t0 = ktime_get_ns();
 		local_bh_disable();
 		t1 = ktime_get_ns();
@@ -408,22 +451,23 @@ static int victim_fn(void *arg)
 		udelay(SECTION_US);
 		nvcsw = current->nvcsw;
 		ran = atomic_read(&foreign_in_victim);
-		ksd_asleep_enable = !READ_ONCE(tt->ksoftirqd->on_rq);
+		own_ran = atomic_read(&own_in_victim);
+		ksd_asleep_enable = ksoftirqd_asleep(tt);
+		pending = local_softirq_pending();
 		t2 = ktime_get_ns();
 		local_bh_enable();
 		t3 = ktime_get_ns();
-		woke = READ_ONCE(tt->ksoftirqd->on_rq);
-		tt->ksoftirqd_woken_enable += ksd_asleep_enable && woke;
-		woke = ksd_asleep && woke;
-		tt->ksoftirqd_woken += woke;
+		ksd_awake = !ksoftirqd_asleep(tt);
 		if (current->nvcsw != nvcsw) {
 			/*
-			 * Foreign handlers the victim ran itself in this
-			 * local_bh_enable() are in foreign_in_victim already:
-			 * the blocked time is the rest of it.
+			 * The handlers the victim ran itself in this
+			 * local_bh_enable() are counted already: the blocked
+			 * time is the rest of it.
 			 */
-			ran_ns = (u64)(atomic_read(&foreign_in_victim) - ran) *
-				 FOREIGN_WORK_US * NSEC_PER_USEC;
+			ran_ns = ((u64)(atomic_read(&foreign_in_victim) - ran) *
+				  FOREIGN_WORK_US +
+				  (u64)(atomic_read(&own_in_victim) - own_ran) *
+				  OWN_WORK_US) * NSEC_PER_USEC;
 			tt->blocked++;
 			waited += t3 - t2 > ran_ns ? t3 - t2 - ran_ns : 0;
 			blocked = true;
@@ -447,13 +491,13 @@ static int victim_fn(void *arg)
 					      nr_foreign);
 		tt->foreign_sections_over1 += nr_foreign > 1;
 		explained = (SECTION_US + (u64)nr_foreign * FOREIGN_WORK_US +
-			     (u64)nr_own * OWN_WORK_US) * NSEC_PER_USEC +
-			    (blocked ? waited : 0);
+			     (u64)nr_own * OWN_WORK_US) * NSEC_PER_USEC + waited;
 		tt->samples_rest[n] = t3 - t0 > explained ?
 				      tsq_ns(explained, t3 - t0) : 0;
-		if (woke)
-			tt->samples_rest_woke[tt->nr_rest_woke++] =
-				tt->samples_rest[n];
+		if (!blocked)
+			tsq_record_wake(tt, n, ksd_asleep && ksd_awake,
+					ksd_asleep_enable && ksd_awake,
+					pending);
 		if (wake_at) {
 			waited = t3 > wake_at ? t3 - wake_at : 0;
 			tt->samples_resp[tt->nr_resp++] = tsq_ns(0, waited);
@@ -597,10 +641,64 @@ static struct task_struct *ksoftirqd_of(int cpu)
 	return found;
 }
 
+static const char * const vec_name[] = {
+	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
+	"SCHED", "HRTIMER", "RCU",
+};
+
+/* "SCHED:498,none:6": the woken sections by softirq pending but its own */
+static void tsq_woke_pending(struct tsq_thread *tt, char *buf, size_t size)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	BUILD_BUG_ON(ARRAY_SIZE(vec_name) != NR_SOFTIRQS);
+	for (i = 0; i < NR_SOFTIRQS; i++)
+		if (tt->woke_pending[i])
+			len += scnprintf(buf + len, size - len, "%s:%u,",
+					 vec_name[i], tt->woke_pending[i]);
+	scnprintf(buf + len, size - len, "none:%u", tt->woke_pending_none);
+}
+
+/* The per-section parts' samples and ksoftirqd; 0 or -ENOMEM, -ESRCH */
+static int tsq_parts_alloc(struct tsq_thread *tt)
+{
+	tt->samples_rest = vmalloc_array(tt->max_samples, sizeof(u32));
+	tt->samples_rest_woke = vmalloc_array(tt->max_samples, sizeof(u32));
+	tt->samples_en_woke = vmalloc_array(tt->max_samples, sizeof(u32));
+	tt->samples_rest_quiet = vmalloc_array(tt->max_samples, sizeof(u32));
+	tt->samples_en_quiet = vmalloc_array(tt->max_samples, sizeof(u32));
+	if (!tt->samples_rest || !tt->samples_rest_woke ||
+	    !tt->samples_en_woke || !tt->samples_rest_quiet ||
+	    !tt->samples_en_quiet)
+		return -ENOMEM;
+	tt->ksoftirqd = ksoftirqd_of(tt->cpu);
+	return tt->ksoftirqd ? 0 : -ESRCH;
+}
+
+static void tsq_parts_free(struct tsq_thread *tt)
+{
+	vfree(tt->samples_rest);
+	vfree(tt->samples_rest_woke);
+	vfree(tt->samples_en_woke);
+	vfree(tt->samples_rest_quiet);
+	vfree(tt->samples_en_quiet);
+	if (tt->ksoftirqd)
+		put_task_struct(tt->ksoftirqd);
+	tt->samples_rest = NULL;
+	tt->samples_rest_woke = NULL;
+	tt->samples_en_woke = NULL;
+	tt->samples_rest_quiet = NULL;
+	tt->samples_en_quiet = NULL;
+	tt->ksoftirqd = NULL;
+}
+
 static int cmd_victim(int cpu, int load, int msecs)
 {
 	struct tsq_thread tt = { .cpu = cpu };
-	struct tsq_pct full, dis, en, bl, resp, rest, rest_woke;
+	struct tsq_pct full, dis, en, bl, resp, rest, rest_woke, en_woke;
+	struct tsq_pct rest_quiet, en_quiet;
+	char woke_pending[160];
 	unsigned int fired, runs;
 	int ret = -ENOMEM;
 
@@ -613,17 +711,12 @@ static int cmd_victim(int cpu, int load, int msecs)
 	tt.samples_enable = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_blocked = vmalloc_array(tt.max_samples, sizeof(u32));
 	tt.samples_resp = vmalloc_array(tt.max_samples, sizeof(u32));
-	tt.samples_rest = vmalloc_array(tt.max_samples, sizeof(u32));
-	tt.samples_rest_woke = vmalloc_array(tt.max_samples, sizeof(u32));
 	if (!tt.samples || !tt.samples_disable || !tt.samples_enable ||
-	    !tt.samples_blocked || !tt.samples_resp || !tt.samples_rest ||
-	    !tt.samples_rest_woke)
+	    !tt.samples_blocked || !tt.samples_resp)
 		goto out;
-	tt.ksoftirqd = ksoftirqd_of(cpu);
-	if (!tt.ksoftirqd) {
-		ret = -ESRCH;
+	ret = tsq_parts_alloc(&tt);
+	if (ret)
 		goto out;
-	}
 	tt.own_napi = load == LOAD_NET_RX || load == LOAD_NET_RX_CONTROL;
 	if (tt.own_napi) {
 		ret = victim_napi_alloc();
@@ -661,14 +754,16 @@ static int cmd_victim(int cpu, int load, int msecs)
 	bl = tsq_percentiles(tt.samples_blocked, tt.nr_blocked);
 	resp = tsq_percentiles(tt.samples_resp, tt.nr_resp);
 	rest = tsq_percentiles(tt.samples_rest, tt.nr_samples);
-	rest_woke = tsq_percentiles(tt.samples_rest_woke, tt.nr_rest_woke);
+	rest_woke = tsq_percentiles(tt.samples_rest_woke, tt.ksoftirqd_woken);
+	en_woke = tsq_percentiles(tt.samples_en_woke, tt.ksoftirqd_woken);
+	rest_quiet = tsq_percentiles(tt.samples_rest_quiet, tt.nr_quiet);
+	en_quiet = tsq_percentiles(tt.samples_en_quiet, tt.nr_quiet);
+	tsq_woke_pending(&tt, woke_pending, sizeof(woke_pending));
 	vfree(tt.samples_blocked);
 	vfree(tt.samples_resp);
-	vfree(tt.samples_rest);
-	vfree(tt.samples_rest_woke);
-	put_task_struct(tt.ksoftirqd);
+	tsq_parts_free(&tt);
 	scnprintf(tsq_result, sizeof(tsq_result),
-		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u foreign_section_max=%u foreign_sections_over1=%u rest_p50_ns=%u rest_p99_ns=%u rest_p999_ns=%u rest_max_ns=%u ksoftirqd_woken=%u ksoftirqd_woken_enable=%u rest_woke_p50_ns=%u rest_woke_p99_ns=%u rest_woke_max_ns=%u\n",
+		  "victim cpu=%d load=%d load_name=%s samples=%u p50_ns=%u p99_ns=%u p999_ns=%u max_ns=%u full_p50_ns=%u full_p99_ns=%u full_p999_ns=%u full_max_ns=%u dis_p50_ns=%u dis_p99_ns=%u dis_p999_ns=%u dis_max_ns=%u blocked=%u blocked_ns=%llu blocked_sections=%u blocked_p99_ns=%u blocked_max_ns=%u blocked_boosted_max=%u blocked_boosted_over1=%u preempted=%u foreign_in_victim=%d foreign_boosted=%d own_in_victim=%d own_runs=%d foreign_fired=%u foreign_runs=%u foreign_work_us=%u resp_n=%u resp_ns=%llu resp_p50_ns=%u resp_p99_ns=%u resp_p999_ns=%u resp_max_ns=%u foreign_section_max=%u foreign_sections_over1=%u rest_p50_ns=%u rest_p99_ns=%u rest_p999_ns=%u rest_max_ns=%u ksoftirqd_woken=%u ksoftirqd_woken_enable=%u woke_pending=%s rest_woke_p50_ns=%u rest_woke_p99_ns=%u rest_woke_max_ns=%u en_woke_p50_ns=%u en_woke_p99_ns=%u en_woke_max_ns=%u quiet_n=%u rest_quiet_p50_ns=%u rest_quiet_p99_ns=%u rest_quiet_p999_ns=%u rest_quiet_max_ns=%u en_quiet_p50_ns=%u en_quiet_p99_ns=%u en_quiet_p999_ns=%u en_quiet_max_ns=%u\n",
 		  cpu, load, load_name[load], tt.nr_samples,
 		  en.p50, en.p99, en.p999, en.max,
 		  full.p50, full.p99, full.p999, full.max,
@@ -681,7 +776,11 @@ static int cmd_victim(int cpu, int load, int msecs)
 		  resp.p999, resp.max, tt.foreign_section_max,
 		  tt.foreign_sections_over1, rest.p50, rest.p99, rest.p999,
 		  rest.max, tt.ksoftirqd_woken, tt.ksoftirqd_woken_enable,
-		  rest_woke.p50, rest_woke.p99, rest_woke.max);
+		  woke_pending, rest_woke.p50, rest_woke.p99, rest_woke.max,
+		  en_woke.p50, en_woke.p99, en_woke.max, tt.nr_quiet,
+		  rest_quiet.p50, rest_quiet.p99, rest_quiet.p999,
+		  rest_quiet.max, en_quiet.p50, en_quiet.p99, en_quiet.p999,
+		  en_quiet.max);
 	tsq_hist.full = tt.samples;
 	tsq_hist.disable = tt.samples_disable;
 	tsq_hist.enable = tt.samples_enable;
@@ -693,10 +792,7 @@ out:
 	vfree(tt.samples_enable);
 	vfree(tt.samples_blocked);
 	vfree(tt.samples_resp);
-	vfree(tt.samples_rest);
-	vfree(tt.samples_rest_woke);
-	if (tt.ksoftirqd)
-		put_task_struct(tt.ksoftirqd);
+	tsq_parts_free(&tt);
 	return ret;
 }
 

@@ -129,14 +129,21 @@ def parse_log(path):
                     m[f"victim{ld}_foreign_sections_over1"] = num(d["foreign_sections_over1"])
                     for k in ("p99", "p999", "max"):
                         m[f"victim{ld}_rest_{k}_us"] = num(d[f"rest_{k}_ns"]) / 1000
-                if "ksoftirqd_woken" in d:
-                    # the sections during which ksoftirqd was woken, and
-                    # what is left of them as above (none: no value)
+                if "quiet_n" in d:
+                    # of the sections which did not block, those during
+                    # which ksoftirqd was woken and the others: what is
+                    # left of them as above and their local_bh_enable()
+                    # (fewer than WOKE_MIN such sections in a boot: no
+                    # value, no verdict from one or two sections)
                     m[f"victim{ld}_ksd_woken"] = num(d["ksoftirqd_woken"])
                     m[f"victim{ld}_ksd_woken_enable"] = num(d["ksoftirqd_woken_enable"])
-                    if num(d["ksoftirqd_woken"]):
+                    m[f"victim{ld}_woke_pending"] = d["woke_pending"]
+                    for part, n in (("woke", d["ksoftirqd_woken"]), ("quiet", d["quiet_n"])):
+                        if num(n) < WOKE_MIN:
+                            continue
                         for k in ("p50", "p99", "max"):
-                            m[f"victim{ld}_rest_woke_{k}_us"] = num(d[f"rest_woke_{k}_ns"]) / 1000
+                            m[f"victim{ld}_rest_{part}_{k}_us"] = num(d[f"rest_{part}_{k}_ns"]) / 1000
+                            m[f"victim{ld}_en_{part}_{k}_us"] = num(d[f"en_{part}_{k}_ns"]) / 1000
                 m[f"victim{ld}_own"] = num(d["own_in_victim"])
                 m[f"victim{ld}_samples"] = num(d["samples"])
                 if ld == "0":
@@ -251,7 +258,12 @@ SHARED_LOADS = FOREIGN_LOADS[1:]
 # (key, label, unit, decimals, kind); rows for the table, in order. kind
 # "lat" rows get a spread over boots and an overlap verdict, and the
 # victim's come from the -icount boots when there are any; "spr" rows get
-# the spread and the verdict too, from plain TCG as the "cnt" rows.
+# the spread and the verdict too, from plain TCG as the "cnt" rows. The
+# victim's "icnt" rows are counts from the boots of its latency rows, with
+# spread and verdict, and so are its "part" rows, latencies of a subset of
+# its sections, with a verdict only if every boot has a value; neither
+# counts among the latency rows of the spread footer.
+WOKE_MIN = 20
 ROWS = []
 for ld, name in FOREIGN_LOADS:
     ROWS += [
@@ -318,23 +330,24 @@ for ld, name in LOADS:
          "us", 1, "lat"),
         (f"victim{ld}_rest_max_us", f"victim {name}: section less delay, handlers run and blocked time, max",
          "us", 1, "lat"),
-        (f"victim{ld}_ksd_woken", f"victim {name}: sections during which ksoftirqd was woken", "", 0, "lat"),
+        (f"victim{ld}_ksd_woken", f"victim {name}: sections (not blocked) during which ksoftirqd was woken",
+         "", 0, "icnt"),
         (f"victim{ld}_ksd_woken_enable", f"victim {name}: sections whose local_bh_enable() woke ksoftirqd",
-         "", 0, "lat"),
-        (f"victim{ld}_rest_woke_p50_us", f"victim {name}: section less delay, handlers run and blocked time, if it woke ksoftirqd, p50",
-         "us", 1, "lat"),
-        (f"victim{ld}_rest_woke_p99_us", f"victim {name}: section less delay, handlers run and blocked time, if it woke ksoftirqd, p99",
-         "us", 1, "lat"),
-        (f"victim{ld}_rest_woke_max_us", f"victim {name}: section less delay, handlers run and blocked time, if it woke ksoftirqd, max",
-         "us", 1, "lat"),
+         "", 0, "icnt"),
     ]
+    for part, what in (("woke", "which woke ksoftirqd"), ("quiet", "which did not")):
+        ROWS += [(f"victim{ld}_rest_{part}_{k}_us",
+                  f"victim {name}: section less delay, handlers and blocked time, sections {what}, {k}",
+                  "us", 1, "part") for k in ("p50", "p99", "max")]
+        ROWS += [(f"victim{ld}_en_{part}_{k}_us", f"victim {name}: local_bh_enable(), sections {what}, {k}",
+                  "us", 1, "part") for k in ("p50", "p99", "max")]
     if ld in dict(FOREIGN_LOADS):
         # from the same boots as the section's latency rows
         ROWS += [
             (f"victim{ld}_foreign_section_max", f"victim {name}: foreign handlers run in one section, max",
-             "", 0, "lat"),
+             "", 0, "icnt"),
             (f"victim{ld}_foreign_sections_over1", f"victim {name}: sections with more than one foreign handler",
-             "", 0, "lat"),
+             "", 0, "icnt"),
         ]
 ROWS += [
     ("net_avg_us", "RT net loop: cycle latency avg, storm", "us", 0, "lat"),
@@ -363,6 +376,11 @@ ROWS += [
 def spread(vals):
     vals = [v for v in vals if v is not None]
     return (min(vals), max(vals)) if vals else None
+
+
+def spread_all(vals):
+    """The range only if every boot has a value (a verdict on all of them)."""
+    return spread(vals) if vals and None not in vals else None
 
 
 def verdict(sb, sp):
@@ -586,11 +604,12 @@ def main():
     victim_src = vgroup.replace("icount", "TCG -icount shift=") if vgroup != "tcg" else "plain TCG"
 
     def src(key, kind):
-        return vgroup if kind == "lat" and VICTIM_LAT.match(key) else "tcg"
+        return vgroup if kind in ("lat", "icnt", "part") and VICTIM_LAT.match(key) else "tcg"
 
     gstat = {g: {"median": {v: {k: median([b[0].get(k) for b in boots]) for k, *_ in ROWS}
                             for v, boots in by_v.items()},
-                 "spread": {v: {k: spread([b[0].get(k) for b in boots]) for k, *_ in ROWS}
+                 "spread": {v: {k: (spread_all if kind == "part" else spread)([b[0].get(k) for b in boots])
+                                for k, _, _, _, kind in ROWS}
                             for v, boots in by_v.items()}}
              for g, by_v in groups.items()}
     med = {v: {k: gstat.get(src(k, kind), {}).get("median", {}).get(v, {}).get(k)
@@ -626,7 +645,7 @@ def main():
     for key, label, unit, dec, kind in ROWS:
         r = ratio(p.get(key), b.get(key))
         res["ratio"][key] = r
-        vd = verdict(sb.get(key), sp.get(key)) if kind in ("lat", "spr") else ""
+        vd = verdict(sb.get(key), sp.get(key)) if kind in ("lat", "spr", "icnt", "part") else ""
         res["verdict"][key] = vd
         lab = f"{label} ({unit})" if unit else label
         if src(key, kind) != "tcg":
@@ -639,6 +658,12 @@ def main():
         key = f"victim{ld}_foreign_by_vector"
         lines.append(f"  {name:<36} baseline {by_vector(tcg.get('baseline', []), key):<30} "
                      f"patched {by_vector(tcg.get('patched', []), key)}")
+    lines += ["", "sections (not blocked) which woke ksoftirqd, by softirq pending but the RT task's own "
+              f"at the end of their delay, summed over the {victim_src} boots:"]
+    for ld, name in LOADS:
+        key = f"victim{ld}_woke_pending"
+        lines.append(f"  {name:<36} baseline {by_vector(victim.get('baseline', []), key):<30} "
+                     f"patched {by_vector(victim.get('patched', []), key)}")
     lines += ["", "softirqs the raisers raised on the victim's CPU, whoever ran them "
               "(/proc/softirqs, summed over boots):"]
     for r, name in RAISERS[1:]:
