@@ -312,16 +312,17 @@ bench_devices() {
 	QEMU_DEVICES+=" -device qemu-xhci,id=xhci -device usb-storage,bus=xhci.0,drive=u0"
 }
 
-# One boot of make run's or make holders' pair: boot_variant <baseline|
-# patched> <tag> <job> <prefix> <timeout> [VAR=value...] boots that kernel
-# with the job under TAG (the VARs go to qemu.sh: QEMU_DEVICES, ACCEL,
-# ICOUNT) and leaves its serial log, without carriage returns, in
-# <prefix>.log and QEMU's output in <prefix>.qemu.log. Fails as qemu.sh did.
+# One boot of the pair make run, make holders and make cycle compare:
+# boot_variant <baseline|patched> <tag> <job> <prefix> <timeout> [VAR=value...]
+# boots that kernel with the job under TAG (the VARs go to qemu.sh:
+# QEMU_DEVICES, ACCEL, ICOUNT) and leaves its serial log, without carriage
+# returns, in <prefix>.log and QEMU's output in <prefix>.qemu.log. Fails as
+# qemu.sh did, or if the guest left no serial log.
 boot_variant() {
 	local variant=$1 tag=$2 job=$3 prefix=$4 timeout=$5 rc=0
 	shift 5
 	env "$@" BASELINE="$([ "$variant" = baseline ] && echo 1 || echo 0)" TAG="$tag" \
 		TIMEOUT="$timeout" "$TOP/scripts/qemu.sh" "$job" >"$prefix.qemu.log" 2>&1 || rc=$?
-	tr -d '\r' <"$BUILD/runs/$tag/serial.log" >"$prefix.log"
+	tr -d '\r' <"$BUILD/runs/$tag/serial.log" >"$prefix.log" || return 1
 	return $rc
 }
