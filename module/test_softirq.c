@@ -24,7 +24,7 @@
  *	run in one section, the sections with more than one, and the rest_*
  *	percentiles of each section less its delay, the handlers it ran and
  *	its blocked time; of the sections which did not block, those
- *	during which ksoftirqd was woken, how many in local_bh_enable(),
+ *	during which ksoftirqd was woken, how many during local_bh_enable(),
  *	the softirqs but its own pending at the end of their delay, and
  *	their rest and local_bh_enable() against the other sections').
  *	Each
@@ -344,7 +344,7 @@ struct tsq_thread {
 	/*
 	 * Of the sections in which the victim did not block (nothing else
 	 * ran on the CPU meanwhile): those during which ksoftirqd was woken,
-	 * those whose local_bh_enable() woke it, the softirqs pending other
+	 * those in whose local_bh_enable() it was, the softirqs pending other
 	 * than its own at the end of their delay, and the rest and the
 	 * local_bh_enable() of those ("woke") and of the others ("quiet"):
 	 * what a wake-up of ksoftirqd costs the victim.

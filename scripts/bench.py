@@ -332,7 +332,7 @@ for ld, name in LOADS:
          "us", 1, "lat"),
         (f"victim{ld}_ksd_woken", f"victim {name}: sections (not blocked) during which ksoftirqd was woken",
          "", 0, "icnt"),
-        (f"victim{ld}_ksd_woken_enable", f"victim {name}: sections whose local_bh_enable() woke ksoftirqd",
+        (f"victim{ld}_ksd_woken_enable", f"victim {name}: sections during whose local_bh_enable() ksoftirqd was woken",
          "", 0, "icnt"),
     ]
     for part, what in (("woke", "which woke ksoftirqd"), ("quiet", "which did not")):
