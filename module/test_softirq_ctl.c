@@ -205,6 +205,28 @@ TEST_F(ctl, every_section_after_a_sleep_has_a_response_sample)
 	EXPECT_GT(field(self->buf, "resp_ns"), 0);
 }
 
+/*
+ * Each section is filed once: blocked, or else during it ksoftirqd was
+ * woken or it was not; the sections whose local_bh_enable() saw the
+ * wake-up are among the woken ones.
+ */
+TEST_F(ctl, every_section_is_blocked_woke_or_quiet)
+{
+	long long samples, woken;
+
+	ASSERT_EQ(0, ctl("victim 0 0 50"));
+	ASSERT_EQ(0, read_result(self->buf, sizeof(self->buf)));
+	samples = field(self->buf, "samples");
+	woken = field(self->buf, "ksoftirqd_woken");
+	ASSERT_GT(samples, 0) TH_LOG("%s", self->buf);
+	ASSERT_GE(woken, 0) TH_LOG("%s", self->buf);
+	EXPECT_EQ(samples, field(self->buf, "blocked_sections") + woken +
+		  field(self->buf, "quiet_n")) TH_LOG("%s", self->buf);
+	EXPECT_LE(field(self->buf, "ksoftirqd_woken_enable"), woken);
+	EXPECT_LE(field(self->buf, "rest_quiet_p50_ns"),
+		  field(self->buf, "rest_quiet_max_ns"));
+}
+
 /* Every duration of the victim's last run lands in one bucket per column. */
 TEST_F(ctl, histogram_counts_every_sample)
 {
