@@ -641,6 +641,7 @@ static struct task_struct *ksoftirqd_of(int cpu)
 	return found;
 }
 
+/* softirq_to_name[] is not exported to modules */
 static const char * const vec_name[] = {
 	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
 	"SCHED", "HRTIMER", "RCU",
@@ -685,12 +686,6 @@ static void tsq_parts_free(struct tsq_thread *tt)
 	vfree(tt->samples_en_quiet);
 	if (tt->ksoftirqd)
 		put_task_struct(tt->ksoftirqd);
-	tt->samples_rest = NULL;
-	tt->samples_rest_woke = NULL;
-	tt->samples_en_woke = NULL;
-	tt->samples_rest_quiet = NULL;
-	tt->samples_en_quiet = NULL;
-	tt->ksoftirqd = NULL;
 }
 
 static int cmd_victim(int cpu, int load, int msecs)
